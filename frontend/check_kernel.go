@@ -1,0 +1,398 @@
+package frontend
+
+import (
+	"fmt"
+	"strings"
+
+	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/ir"
+)
+
+// symbol is what a name means inside a kernel.
+type symbol struct {
+	dim    *ir.Dim
+	param  *ir.Param
+	tensor *ir.Tensor
+	span   diag.Span
+}
+
+func (s symbol) kind() string {
+	switch {
+	case s.dim != nil && s.dim.Def != nil:
+		return "derived dim"
+	case s.dim != nil:
+		return "dim"
+	case s.param != nil:
+		return "param"
+	}
+	return s.tensor.Kind.String() + " tensor"
+}
+
+// kernelChecker checks one kernel declaration.
+type kernelChecker struct {
+	*checker
+	decl    *KernelDecl
+	k       *ir.Kernel
+	syms    map[string]symbol
+	written map[*ir.Tensor]bool
+	read    map[*ir.Tensor]bool
+	// uses records, for each index, the tensor dimensions it indexes alone,
+	// from which ranges are inferred.
+	uses map[*ir.Index][]indexUse
+	// inlining holds the fns being inlined, to stop runaway recursion.
+	inlining map[*FnDecl]bool
+}
+
+type indexUse struct {
+	extent ir.Expr
+	tensor *ir.Tensor
+	dim    int
+	span   diag.Span
+}
+
+func (c *checker) kernel(d *KernelDecl) *ir.Kernel {
+	kc := &kernelChecker{
+		checker: c, decl: d,
+		k:       &ir.Kernel{Name: d.Name.Name, Span: d.Span},
+		syms:    map[string]symbol{},
+		written: map[*ir.Tensor]bool{},
+		read:    map[*ir.Tensor]bool{},
+		uses:    map[*ir.Index][]indexUse{},
+		inlining: map[*FnDecl]bool{},
+	}
+	kc.header()
+	for _, s := range d.Stmts {
+		kc.stmt(s)
+	}
+	for _, t := range kc.k.Outputs {
+		if !kc.written[t] {
+			kc.errorf(t.Span, "output '%s' is never written; add a statement '%s%s = ...'", t.Name, t.Name, indexHint(len(t.Shape)))
+		}
+	}
+	for _, t := range append(append([]*ir.Tensor(nil), kc.k.Inputs...), kc.k.Lets...) {
+		if !kc.read[t] {
+			kc.diags.Warnf(t.Span, "%s '%s' is never read", t.Kind, t.Name)
+		}
+	}
+	return kc.k
+}
+
+func indexHint(rank int) string {
+	if rank == 0 {
+		return ""
+	}
+	names := []string{"i", "j", "k", "l", "m", "n", "o", "p"}
+	var parts []string
+	for i := range rank {
+		if i < len(names) {
+			parts = append(parts, names[i])
+		} else {
+			parts = append(parts, fmt.Sprintf("i%d", i))
+		}
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// declare adds a kernel-level name, reporting clashes.
+func (kc *kernelChecker) declare(id Ident, s symbol) bool {
+	s.span = id.Span
+	if reserved[id.Name] {
+		kc.errorf(id.Span, "'%s' is a reserved word; choose another name", id.Name)
+		return false
+	}
+	if prev, ok := kc.syms[id.Name]; ok {
+		kc.errorf(id.Span, "'%s' is already declared in kernel %s as a %s; rename one of them", id.Name, kc.k.Name, prev.kind()).
+			Notef(prev.span, "'%s' was declared here", id.Name)
+		return false
+	}
+	kc.syms[id.Name] = s
+	return true
+}
+
+func (kc *kernelChecker) header() {
+	d, k := kc.decl, kc.k
+	for _, id := range d.Dims {
+		dim := &ir.Dim{Name: id.Name, Span: id.Span}
+		if kc.declare(id, symbol{dim: dim}) {
+			k.Dims = append(k.Dims, dim)
+		}
+	}
+	for _, pd := range d.Params {
+		p := &ir.Param{Name: pd.Name.Name, Span: pd.Name.Span, Type: kc.dtype(pd.Type)}
+		if pd.Default != nil && p.Type != ir.Invalid {
+			p.Default = kc.parseLiteral(pd.Default, p.Type, "param "+p.Name)
+		}
+		if kc.declare(pd.Name, symbol{param: p}) {
+			k.Params = append(k.Params, p)
+		}
+	}
+	for _, w := range d.Where {
+		def := kc.sizeExpr(w.Value, "derived dim "+w.Name.Name)
+		dim := &ir.Dim{Name: w.Name.Name, Span: w.Name.Span, Def: def}
+		if kc.declare(w.Name, symbol{dim: dim}) && def != nil {
+			k.Dims = append(k.Dims, dim)
+		}
+	}
+	k.Inputs = kc.tensorDecls(d.Inputs, ir.Input)
+	k.Outputs = kc.tensorDecls(d.Outputs, ir.Output)
+	if len(d.Outputs) == 0 {
+		kc.errorf(d.Name.Span, "kernel %s has no outputs; declare them after '->', e.g. '-> (Y: f32[N])'", k.Name)
+	}
+	for _, a := range d.Attrs {
+		kc.attr(a)
+	}
+}
+
+func (kc *kernelChecker) tensorDecls(decls []*TensorDecl, kind ir.TensorKind) []*ir.Tensor {
+	var ts []*ir.Tensor
+	for _, td := range decls {
+		t := &ir.Tensor{Name: td.Name.Name, Span: td.Name.Span, Kind: kind, DType: kc.dtype(td.Type)}
+		for _, e := range td.Shape {
+			if s := kc.shapeEntry(e, t.Name); s != nil {
+				t.Shape = append(t.Shape, s)
+			}
+		}
+		if kc.declare(td.Name, symbol{tensor: t}) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// shapeEntry checks one entry of a declared shape: a dim, a derived dim or
+// an integer constant.
+func (kc *kernelChecker) shapeEntry(e Expr, tensor string) ir.Expr {
+	switch e := e.(type) {
+	case *Number:
+		if v, ok := parseIntLiteral(e.Text); ok {
+			return &ir.Const{T: ir.I64, I: v, Span: e.Span}
+		}
+	case *Name:
+		s, ok := kc.syms[e.Name]
+		if ok && s.dim != nil {
+			return &ir.DimRef{Dim: s.dim, Span: e.Span}
+		}
+		if !ok {
+			var dims []string
+			for _, d := range kc.k.Dims {
+				dims = append(dims, d.Name)
+			}
+			kc.errorf(e.Span, "unknown dim '%s' in the shape of %s%s; declare it in the kernel's <...> list or in a 'where' clause", e.Name, tensor, didYouMean(e.Name, dims))
+			return nil
+		}
+		kc.errorf(e.Span, "'%s' is a %s, not a dim; a shape entry is a dim, a derived dim or an integer constant", e.Name, s.kind())
+		return nil
+	}
+	kc.errorf(e.Pos(), "a shape entry must be a dim, a derived dim or an integer constant; name this size in a 'where' clause (where D2 = ...) and use D2")
+	return nil
+}
+
+func parseIntLiteral(text string) (int64, bool) {
+	var v int64
+	if len(text) == 0 {
+		return 0, false
+	}
+	for _, r := range text {
+		if r < '0' || r > '9' || v > (1<<62)/10 {
+			return 0, false
+		}
+		v = v*10 + int64(r-'0')
+	}
+	return v, true
+}
+
+func (kc *kernelChecker) attr(a *Attr) {
+	attr := &ir.Attr{Name: a.Name.Name, Span: a.Span}
+	for _, arg := range a.Args {
+		ia := ir.AttrArg{List: arg.List}
+		if arg.Key != nil {
+			ia.Key = arg.Key.Name
+		}
+		for _, v := range arg.Values {
+			ia.Values = append(ia.Values, v.Text)
+		}
+		attr.Args = append(attr.Args, ia)
+	}
+	kc.k.Attrs = append(kc.k.Attrs, attr)
+	switch a.Name.Name {
+	case "acc":
+		if len(a.Args) != 1 || a.Args[0].Key != nil || a.Args[0].List {
+			kc.errorf(a.Span, "@acc takes one dtype, e.g. @acc(f32)")
+			return
+		}
+		v := a.Args[0].Values[0]
+		t := ir.ParseDType(v.Text)
+		if t == ir.Invalid || t == ir.Bool {
+			kc.errorf(v.Span, "@acc needs a numeric dtype, not '%s'%s", v.Text, didYouMean(v.Text, ir.DTypeNames()))
+			return
+		}
+		if kc.k.Acc != ir.Invalid {
+			kc.errorf(a.Span, "@acc is given twice")
+		}
+		kc.k.Acc = t
+	default:
+		kc.diags.Warnf(a.Name.Span, "unknown attribute '@%s'%s; it is kept in the IR as a hint for lowering", a.Name.Name, didYouMean(a.Name.Name, []string{"acc"}))
+	}
+}
+
+// stmt checks `[let] name[indices] = value`.
+func (kc *kernelChecker) stmt(s *Stmt) {
+	var target *ir.Tensor
+	name := s.Name.Name
+	sym, known := kc.syms[name]
+	switch {
+	case s.Let && known:
+		kc.errorf(s.Name.Span, "let '%s' reuses the name of a %s; choose another name", name, sym.kind()).Notef(sym.span, "'%s' was declared here", name)
+		return
+	case s.Let && reserved[name]:
+		kc.errorf(s.Name.Span, "'%s' is a reserved word; choose another name", name)
+		return
+	case s.Let:
+	case !known:
+		var outs []string
+		for _, t := range kc.k.Outputs {
+			outs = append(outs, t.Name)
+		}
+		hint := didYouMean(name, outs)
+		if hint == "" {
+			hint = fmt.Sprintf("; declare it as an output after '->' or write 'let %s...' for a temporary", name)
+		}
+		kc.errorf(s.Name.Span, "unknown output '%s'%s", name, hint)
+		return
+	case sym.tensor == nil:
+		kc.errorf(s.Name.Span, "cannot assign to %s '%s'; the left-hand side must be an output or a new let", sym.kind(), name)
+		return
+	case sym.tensor.Kind == ir.Input:
+		kc.errorf(s.Name.Span, "cannot write input '%s'; inputs are read-only, declare an output after '->'", name)
+		return
+	case kc.written[sym.tensor]:
+		kc.errorf(s.Name.Span, "output '%s' is written twice; each output is written by exactly one statement", name)
+		return
+	default:
+		target = sym.tensor
+	}
+	// The left-hand indices.
+	st := &ir.Stmt{Span: s.Span}
+	scope := &scope{indices: map[string]*ir.Index{}}
+	ok := true
+	for i, it := range s.Index {
+		n, isName := it.X.(*Name)
+		if !isName {
+			kc.errorf(it.X.Pos(), "the left-hand side takes plain index names, one per dimension, not expressions")
+			ok = false
+			continue
+		}
+		if !kc.checkIndexName(n, scope) {
+			ok = false
+			continue
+		}
+		ix := &ir.Index{Name: n.Name, Span: n.Span, Lo: ir.IntConst(0)}
+		switch {
+		case target != nil && it.Lo != nil:
+			kc.errorf(it.Span, "output indices take their ranges from the shape of '%s'; write just '%s'", name, n.Name)
+			ok = false
+		case target != nil && i < len(target.Shape):
+			ix.Hi = target.Shape[i]
+		case it.Lo != nil:
+			lo := kc.sizeExpr(it.Lo, "the range of "+n.Name)
+			if c, isConst := lo.(*ir.Const); lo != nil && (!isConst || c.I != 0) {
+				kc.errorf(it.Lo.Pos(), "let index ranges start at 0; write '%s in 0..%s'", n.Name, exprText(it.Hi))
+				ok = false
+			}
+			ix.Hi = kc.sizeExpr(it.Hi, "the range of "+n.Name)
+			ok = ok && ix.Hi != nil
+		}
+		scope.indices[n.Name] = ix
+		st.Index = append(st.Index, ix)
+	}
+	if target != nil && len(s.Index) != len(target.Shape) && ok {
+		kc.errorf(s.Name.Span, "'%s' has rank %d but is written with %d indices; write %s%s", name, len(target.Shape), len(s.Index), name, indexHint(len(target.Shape)))
+		ok = false
+	}
+	value := kc.expr(s.Value, scope)
+	if !ok || value.e == nil {
+		return
+	}
+	// Let ranges not given are inferred from the right-hand side.
+	for _, ix := range st.Index {
+		if ix.Hi == nil {
+			ix.Hi = kc.inferRange(ix, fmt.Sprintf("let %s[%s in 0..N]", name, ix.Name))
+			if ix.Hi == nil {
+				return
+			}
+		}
+	}
+	if target == nil {
+		t := &ir.Tensor{Name: name, Span: s.Name.Span, Kind: ir.Let, DType: value.defaulted().Type()}
+		for _, ix := range st.Index {
+			t.Shape = append(t.Shape, ix.Hi)
+		}
+		kc.syms[name] = symbol{tensor: t, span: s.Name.Span}
+		kc.k.Lets = append(kc.k.Lets, t)
+		target = t
+	}
+	st.Target = target
+	st.Value = kc.convert(value, target.DType, s.Value.Pos())
+	kc.written[target] = true
+	kc.k.Stmts = append(kc.k.Stmts, st)
+}
+
+// checkIndexName checks that an index name is new in its scope and does
+// not hide a kernel name.
+func (kc *kernelChecker) checkIndexName(n *Name, sc *scope) bool {
+	if reserved[n.Name] {
+		kc.errorf(n.Span, "'%s' is a reserved word and cannot name an index", n.Name)
+		return false
+	}
+	if s, ok := kc.syms[n.Name]; ok {
+		kc.errorf(n.Span, "index '%s' has the name of a %s; index names must differ from dims, params and tensors", n.Name, s.kind()).Notef(s.span, "'%s' was declared here", n.Name)
+		return false
+	}
+	if sc.lookupIndex(n.Name) != nil {
+		kc.errorf(n.Span, "index '%s' is already in use here; choose another name", n.Name)
+		return false
+	}
+	return true
+}
+
+// inferRange gives an index the extent of the tensor dimensions it indexes
+// alone; all must agree.
+func (kc *kernelChecker) inferRange(ix *ir.Index, form string) ir.Expr {
+	uses := kc.uses[ix]
+	if len(uses) == 0 {
+		kc.errorf(ix.Span, "cannot infer the range of '%s': it never indexes a tensor dimension alone; give its range with '%s'", ix.Name, strings.Replace(form, "N", "...", 1))
+		return nil
+	}
+	first := uses[0]
+	for _, u := range uses[1:] {
+		if !sameExtent(u.extent, first.extent) {
+			kc.errorf(ix.Span, "index '%s' is used with two extents: %s (%s, dim %d) and %s (%s, dim %d); give its range with '%s'",
+				ix.Name, ir.Format(first.extent), first.tensor.Name, first.dim+1, ir.Format(u.extent), u.tensor.Name, u.dim+1,
+				strings.Replace(form, "N", ir.Format(first.extent), 1)).
+				Notef(first.span, "extent %s comes from here", ir.Format(first.extent)).
+				Notef(u.span, "extent %s comes from here", ir.Format(u.extent))
+			return nil
+		}
+	}
+	return first.extent
+}
+
+func sameExtent(a, b ir.Expr) bool {
+	switch a := a.(type) {
+	case *ir.DimRef:
+		b, ok := b.(*ir.DimRef)
+		return ok && a.Dim == b.Dim
+	case *ir.Const:
+		b, ok := b.(*ir.Const)
+		return ok && a.I == b.I
+	}
+	return ir.Format(a) == ir.Format(b)
+}
+
+func exprText(e Expr) string {
+	sp := e.Pos()
+	if !sp.IsValid() {
+		return "N"
+	}
+	return sp.Src.Text[sp.Start:sp.End]
+}

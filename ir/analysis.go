@@ -1,0 +1,185 @@
+package ir
+
+import "fmt"
+
+// StmtKind classifies a statement by the loop structure a backend template
+// needs for it.
+type StmtKind uint8
+
+const (
+	// Elementwise: no reduction; each output point reads its inputs at
+	// (possibly broadcast, transposed or computed) indices.
+	Elementwise StmtKind = iota
+	// InnerReduction: one reduction whose axes index the innermost
+	// dimensions of every tensor it reads (a row reduction).
+	InnerReduction
+	// OuterReduction: one reduction over outer dimensions (a column
+	// reduction).
+	OuterReduction
+	// Contraction: a sum over products of tensors that share the
+	// reduction axes (matmul, batched matmul, einsum).
+	Contraction
+	// ConvLike: a reduction that reads through compound indices such as
+	// oh*stride + kh - pad (convolution, pooling).
+	ConvLike
+	// Generic: anything else (nested or several reductions).
+	Generic
+)
+
+var stmtKindNames = [...]string{"elementwise", "reduction(inner)", "reduction(outer)", "contraction", "conv-like", "generic"}
+
+func (k StmtKind) String() string { return stmtKindNames[k] }
+
+// Classify returns the kind of s.
+func Classify(s *Stmt) StmtKind {
+	var reds []*Reduce
+	Walk(s.Value, func(e Expr) bool {
+		if r, ok := e.(*Reduce); ok {
+			reds = append(reds, r)
+			return false
+		}
+		return true
+	})
+	if len(reds) == 0 {
+		return Elementwise
+	}
+	if len(reds) > 1 {
+		return Generic
+	}
+	r := reds[0]
+	axes := map[*Index]bool{}
+	for _, ax := range r.Axes {
+		axes[ax] = true
+	}
+	nested, compound, inner := false, false, true
+	var axisLoads []*Load
+	Walk(r.Body, func(e Expr) bool {
+		switch e := e.(type) {
+		case *Reduce:
+			nested = true
+		case *Load:
+			usesAxis := false
+			for _, ix := range e.Index {
+				if _, plain := ix.(*IndexRef); !plain && usesIndex(ix) {
+					compound = true
+				}
+				if usesAnyOf(ix, axes) {
+					usesAxis = true
+				}
+			}
+			if usesAxis {
+				axisLoads = append(axisLoads, e)
+				// The reduction axes must be a suffix of the index list.
+				seenOther := false
+				for i := len(e.Index) - 1; i >= 0; i-- {
+					if usesAnyOf(e.Index[i], axes) {
+						if seenOther {
+							inner = false
+						}
+					} else {
+						seenOther = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	switch {
+	case nested:
+		return Generic
+	case compound:
+		return ConvLike
+	case r.Op == Sum && len(axisLoads) >= 2 && isProduct(r.Body):
+		return Contraction
+	case inner:
+		return InnerReduction
+	}
+	return OuterReduction
+}
+
+func isProduct(e Expr) bool {
+	for {
+		switch x := e.(type) {
+		case *Cast:
+			e = x.X
+			continue
+		case *Unary:
+			e = x.X
+			continue
+		case *Binary:
+			return x.Op == Mul
+		}
+		return false
+	}
+}
+
+func usesIndex(e Expr) bool {
+	found := false
+	Walk(e, func(e Expr) bool {
+		if _, ok := e.(*IndexRef); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+func usesAnyOf(e Expr, set map[*Index]bool) bool {
+	found := false
+	Walk(e, func(e Expr) bool {
+		if r, ok := e.(*IndexRef); ok && set[r.Index] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// Loads returns every read of t in k, in statement order.
+func Loads(k *Kernel, t *Tensor) []*Load {
+	var loads []*Load
+	for _, s := range k.Stmts {
+		Walk(s.Value, func(e Expr) bool {
+			if l, ok := e.(*Load); ok && l.Tensor == t {
+				loads = append(loads, l)
+			}
+			return true
+		})
+	}
+	return loads
+}
+
+// Deps returns, for each statement of k, the indices of the earlier
+// statements whose results it reads.
+func Deps(k *Kernel) [][]int {
+	writer := map[*Tensor]int{}
+	deps := make([][]int, len(k.Stmts))
+	for i, s := range k.Stmts {
+		seen := map[int]bool{}
+		Walk(s.Value, func(e Expr) bool {
+			if l, ok := e.(*Load); ok {
+				if w, ok := writer[l.Tensor]; ok && !seen[w] {
+					seen[w] = true
+					deps[i] = append(deps[i], w)
+				}
+			}
+			return true
+		})
+		writer[s.Target] = i
+	}
+	return deps
+}
+
+// Inlinable reports whether let t can be recomputed at each of its uses
+// instead of being materialized, and why.
+func Inlinable(k *Kernel, t *Tensor) (bool, string) {
+	s := k.Writer(t)
+	if s == nil {
+		return false, "it is never written"
+	}
+	uses := len(Loads(k, t))
+	if kind := Classify(s); kind != Elementwise {
+		return false, fmt.Sprintf("it is a %s; recomputing it at each of its %d uses would repeat the reduction", kind, uses)
+	}
+	return true, fmt.Sprintf("it is elementwise; %d use(s) recompute it", uses)
+}

@@ -310,6 +310,9 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 		ok = false
 	}
 	value := kc.expr(s.Value, scope)
+	if target != nil {
+		kc.written[target] = true // even if broken: do not also report it unwritten
+	}
 	if !ok || value.e == nil {
 		return
 	}

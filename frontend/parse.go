@@ -93,9 +93,18 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 		}
 		d, err := parseChunk(src, c.start, c.end)
 		if err != nil {
-			if !c.lexErr {
-				reportSyntax(diags, src, err)
+			if c.lexErr {
+				continue // the bad character is already reported
 			}
+			if op, next, ok := missingOperand(toks, c.start, c.end); ok {
+				span := diag.Span{Src: src, Start: next.Pos.Offset, End: next.Pos.Offset + len(next.Value)}
+				if next.EOF() || next.Pos.Offset >= c.end {
+					span = diag.Span{Src: src, Start: op.Pos.Offset, End: op.Pos.Offset + len(op.Value)}
+				}
+				diags.Errorf(span, "expected an operand after '%s', found %s", op.Value, describeAt(next, c.end))
+				continue
+			}
+			reportSyntax(diags, src, err)
 			continue
 		}
 		f.Decls = append(f.Decls, convertDecl(src, d))
@@ -161,7 +170,8 @@ func reportSyntax(diags *diag.List, src *diag.Source, err error) {
 	diags.Errorf(span, "%s", perr.Message())
 }
 
-// expectation turns participle's grammar fragment into words a user reads.
+// expectation turns participle's grammar fragment into words a user reads:
+// the first thing the grammar wanted, with grammar names replaced.
 func expectation(ute *participle.UnexpectedTokenError) string {
 	m := ute.Message()
 	i := strings.Index(m, "(expected ")
@@ -169,16 +179,84 @@ func expectation(ute *participle.UnexpectedTokenError) string {
 		return ""
 	}
 	want := strings.TrimSuffix(m[i+len("(expected "):], ")")
-	for from, to := range grammarWords {
-		want = strings.ReplaceAll(want, from, to)
+	first := strings.Fields(want)
+	if len(first) == 0 {
+		return ""
 	}
-	return want
+	w := strings.Trim(first[0], "()*?")
+	if words, ok := grammarWords[w]; ok {
+		return words
+	}
+	if strings.HasPrefix(w, `"`) {
+		return "'" + strings.Trim(w, `"`) + "'"
+	}
+	return w
 }
 
 var grammarWords = map[string]string{
-	"<ident>": "a name",
-	"<int>":   "an integer",
-	"<float>": "a number",
+	"<ident>":     "a name",
+	"<int>":       "an integer",
+	"<float>":     "a number",
+	"GExpr":       "an expression",
+	"GUnary":      "an operand",
+	"GPrimary":    "an operand",
+	"GPostfix":    "an operand",
+	"GBinary":     "an expression",
+	"GIdent":      "a name",
+	"GIndexItem":  "an index",
+	"GTensorDecl": "a tensor declaration such as 'A: f32[M, K]'",
+	"GDerived":    "a derived dim such as 'OH = H - KH + 1'",
+	"GAttr":       "an attribute",
+	"GAttrArg":    "an attribute argument",
+	"GStmt":       "a statement",
+	"GParam":      "a param such as 'stride: i32 = 1'",
+	"GLiteral":    "a literal value",
+	"GBinding":    "a binding such as 'M = 64'",
+	"GDecl":       "'kernel', 'fn' or 'instance'",
+}
+
+// missingOperand finds the commonest syntax slip, an operator or comma with
+// nothing after it, which participle reports where it backtracked to
+// rather than where the operand is missing.
+func missingOperand(toks []lexer.Token, start, end int) (lexer.Token, lexer.Token, bool) {
+	var prev *lexer.Token
+	for i := range toks {
+		t := toks[i]
+		if t.EOF() || t.Pos.Offset >= end {
+			if prev != nil && needsOperandAfter[prev.Value] && prev.Type != tokIdent {
+				return *prev, t, true
+			}
+			break
+		}
+		if t.Pos.Offset < start || t.Type == tokWhitespace || t.Type == tokLineComment || t.Type == tokBlockComment {
+			continue
+		}
+		if prev != nil && prev.Type != tokIdent && needsOperandAfter[prev.Value] && !startsOperand(t) {
+			return *prev, t, true
+		}
+		prev = &toks[i]
+	}
+	return lexer.Token{}, lexer.Token{}, false
+}
+
+var needsOperandAfter = map[string]bool{
+	"||": true, "&&": true, "==": true, "!=": true, "<=": true, ">=": true,
+	"+": true, "-": true, "*": true, "/": true, "%": true, "??": true, "?": true, ":": true, ",": true,
+}
+
+func startsOperand(t lexer.Token) bool {
+	switch t.Value {
+	case "(", "-", "+", "!":
+		return true
+	}
+	return t.Type == tokIdent || t.Type == kgLexer.Symbols()["Int"] || t.Type == kgLexer.Symbols()["Float"] || t.Type == kgLexer.Symbols()["String"]
+}
+
+func describeAt(t lexer.Token, end int) string {
+	if !t.EOF() && t.Pos.Offset >= end {
+		return fmt.Sprintf("%s (the next declaration)", describe(t))
+	}
+	return describe(t)
 }
 
 func describe(t lexer.Token) string {

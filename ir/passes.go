@@ -121,6 +121,11 @@ func fold(e Expr) Expr {
 		}
 	case *Cast:
 		e.X = fold(e.X)
+		// Narrowing what was just widened exactly gives back the value:
+		// i8(i64(x)) for an i8 x, f16(f32(x)) for an f16 x.
+		if inner, ok := e.X.(*Cast); ok && inner.X.Type() == e.T && inner.T == e.T.Compute() {
+			return inner.X
+		}
 		if c, ok := e.X.(*Const); ok {
 			switch {
 			case e.T == F64 && c.T.IsFloat():

@@ -211,9 +211,9 @@ func (p *printer) indices(ix []*Index) {
 			p.sb.WriteString(", ")
 		}
 		fmt.Fprintf(&p.sb, "%s in ", p.name(x, x.Name))
-		p.expr(x.Lo, precAdd+1)
+		p.expr(x.Lo, 0)
 		p.sb.WriteString("..")
-		p.expr(x.Hi, precAdd+1)
+		p.expr(x.Hi, 0)
 	}
 	p.sb.WriteString("]")
 }

@@ -1,0 +1,228 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"strings"
+
+	"kgen.dev/kgen/ir"
+)
+
+// Dist is a distribution of random inputs. The distributions exercise
+// different numerics: Normal and Uniform are typical activations, Large
+// stresses overflow and precision loss in low-precision accumulation, and
+// Ints makes float results exact so they can be compared bit for bit.
+type Dist int
+
+// The distributions of random inputs.
+const (
+	Normal  Dist = iota // mean 0, standard deviation 1
+	Uniform             // uniform in [-1, 1)
+	Large               // magnitude log-uniform in [1e2, 1e4), random sign
+	Ints                // integers uniform in [-8, 8]; [0, 16] for u8
+)
+
+var distNames = [...]string{Normal: "normal", Uniform: "uniform", Large: "large", Ints: "ints"}
+
+// ParseDist returns the distribution named s, as spelled by String.
+func ParseDist(s string) (Dist, error) {
+	for i, n := range distNames {
+		if n == s {
+			return Dist(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown distribution %q (valid: %s)", s, strings.Join(distNames[:], ", "))
+}
+
+// String returns the name ParseDist accepts.
+func (d Dist) String() string {
+	if d >= 0 && int(d) < len(distNames) {
+		return distNames[d]
+	}
+	return fmt.Sprintf("dist(%d)", int(d))
+}
+
+// pcgStream fixes the PCG increment so that the seed alone selects the
+// sequence.
+const pcgStream = 0x6b67656e2e646576 // "kgen.dev"
+
+// Random returns a tensor of values drawn from d and rounded to dt. The
+// bytes depend only on the arguments: only PCG's raw 64-bit outputs are
+// used (math/rand/v2's derived methods may change between Go releases),
+// and the float math below is fused-multiply-add-proof and free of
+// platform-specific assembly. Integer dtypes always get integers in their
+// range: Normal gives round(3x) saturated, Uniform and Ints [-8, 8], Large
+// [-100, 100] (u8: [0, 16] and [0, 200]). Bool gets fair coin flips for
+// every distribution.
+func Random(dt ir.DType, shape []int64, d Dist, seed uint64) *Tensor {
+	if d < 0 || int(d) >= len(distNames) {
+		panic(fmt.Sprintf("tensor.Random: invalid distribution %v", d))
+	}
+	t := New(dt, shape)
+	src := rand.NewPCG(seed, pcgStream)
+	n := t.Len()
+	for i := range n {
+		switch {
+		case dt == ir.Bool:
+			t.SetInt(i, int64(src.Uint64()>>63))
+		case dt.IsInt():
+			t.SetInt(i, randInt(src, dt, d))
+		default:
+			t.SetFloat(i, randFloat(src, d))
+		}
+	}
+	return t
+}
+
+func randInt(src *rand.PCG, dt ir.DType, d Dist) int64 {
+	lo, hi := int64(-8), int64(8)
+	switch d {
+	case Normal:
+		lo, hi := intBounds(dt)
+		return min(max(int64(math.Round(3*normal(src))), lo), hi) // |3x| < 30, no overflow
+	case Large:
+		lo, hi = -100, 100
+	}
+	if dt == ir.U8 {
+		lo, hi = 0, hi-lo // same width of range, shifted to be representable
+	}
+	return lo + int64(uniformN(src, uint64(hi-lo+1)))
+}
+
+func randFloat(src *rand.PCG, d Dist) float64 {
+	switch d {
+	case Normal:
+		return normal(src)
+	case Uniform:
+		return float64(src.Uint64()>>11)*0x1p-52 - 1 // exact: k·2^-52 - 1 for k < 2^53
+	case Large:
+		u := src.Uint64()
+		mag := detExp(float64(math.Ln10 * (2 + float64(float64(u>>11)*0x1p-52))))
+		if u&1 != 0 {
+			return -mag
+		}
+		return mag
+	}
+	return float64(uniformN(src, 17)) - 8
+}
+
+// uniformN returns an integer uniform in [0, n) by Lemire's multiply and
+// reject method.
+func uniformN(src *rand.PCG, n uint64) uint64 {
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+	}
+	return hi
+}
+
+// normal draws a standard normal by inverting the CDF of a uniform in
+// (0, 1). One draw per value keeps the stream position independent of the
+// values, unlike rejection methods.
+func normal(src *rand.PCG) float64 {
+	k := src.Uint64() >> 12
+	p := float64(2*k+1) * 0x1p-53 // exact, in (0, 1), symmetric: 1-p is exact too
+	return normalQuantile(p)
+}
+
+// Coefficients of Peter Acklam's rational approximation to the normal
+// quantile (relative error below 1.15e-9), highest degree first.
+var (
+	acklamA = [...]float64{-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00}
+	acklamB = [...]float64{-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01, 1}
+	acklamC = [...]float64{-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00}
+	acklamD = [...]float64{7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00, 1}
+)
+
+const acklamLow = 0.02425
+
+// normalQuantile returns x with Φ(x) = p for p in (0, 1).
+func normalQuantile(p float64) float64 {
+	switch {
+	case p < acklamLow:
+		q := math.Sqrt(float64(-2 * detLog(p))) // Sqrt is correctly rounded everywhere
+		return horner(q, acklamC[:]) / horner(q, acklamD[:])
+	case p > 1-acklamLow:
+		q := math.Sqrt(float64(-2 * detLog(1-p)))
+		return -horner(q, acklamC[:]) / horner(q, acklamD[:])
+	}
+	q := p - 0.5
+	r := float64(q * q)
+	return float64(horner(r, acklamA[:])*q) / horner(r, acklamB[:])
+}
+
+// horner evaluates a polynomial. The explicit float64 conversions forbid
+// the compiler from fusing multiply and add, which it may do on some
+// architectures and not others.
+func horner(x float64, c []float64) float64 {
+	r := c[0]
+	for _, ci := range c[1:] {
+		r = float64(r*x) + ci
+	}
+	return r
+}
+
+// detLog is the natural logarithm for finite x > 0, following Go's pure-Go
+// math.log (FreeBSD's e_log.c) but with fusion forbidden; math.Log uses
+// assembly on amd64 and may differ elsewhere in the last bit.
+func detLog(x float64) float64 {
+	const (
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+		l1    = 6.666666666666735130e-01
+		l2    = 3.999999999940941908e-01
+		l3    = 2.857142874366239149e-01
+		l4    = 2.222219843214978396e-01
+		l5    = 1.818357216161805012e-01
+		l6    = 1.531383769920937332e-01
+		l7    = 1.479819860511658591e-01
+	)
+	f1, ki := math.Frexp(x)
+	if f1 < math.Sqrt2/2 {
+		f1 *= 2
+		ki--
+	}
+	f := f1 - 1
+	k := float64(ki)
+	s := f / (2 + f)
+	s2 := float64(s * s)
+	s4 := float64(s2 * s2)
+	t1 := float64(s2 * horner(s4, []float64{l7, l5, l3, l1}))
+	t2 := float64(s4 * horner(s4, []float64{l6, l4, l2}))
+	R := t1 + t2
+	hfsq := float64(float64(0.5*f) * f)
+	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+R)) + float64(k*ln2Lo))) - f)
+}
+
+// detExp is e^x for moderate x (|x| < 700), following Go's pure-Go
+// math.exp with fusion forbidden, for the same reason as detLog.
+func detExp(x float64) float64 {
+	const (
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+		log2e = 1.44269504088896338700e+00
+		p1    = 1.66666666666666657415e-01
+		p2    = -2.77777777770155933842e-03
+		p3    = 6.61375632143793436117e-05
+		p4    = -1.65339022054652515390e-06
+		p5    = 4.13813679705723846039e-08
+	)
+	var k int
+	if x < 0 {
+		k = int(float64(log2e*x) - 0.5)
+	} else {
+		k = int(float64(log2e*x) + 0.5)
+	}
+	hi := x - float64(float64(k)*ln2Hi)
+	lo := float64(float64(k) * ln2Lo)
+	r := hi - lo
+	t := float64(r * r)
+	c := r - float64(t*horner(t, []float64{p5, p4, p3, p2, p1}))
+	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
+	return math.Ldexp(y, k)
+}

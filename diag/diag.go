@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Source is one input file. Line and column numbers are computed from it
@@ -17,7 +18,8 @@ type Source struct {
 	Name string
 	Text string
 
-	lineStarts []int // lazily built
+	lineOnce   sync.Once
+	lineStarts []int // built on first use; diagnostics may be formatted concurrently
 }
 
 // NewSource returns a Source for the named text.
@@ -51,14 +53,14 @@ type Position struct {
 
 // Pos returns the line and column of byte offset off.
 func (src *Source) Pos(off int) Position {
-	if src.lineStarts == nil {
+	src.lineOnce.Do(func() {
 		src.lineStarts = []int{0}
 		for i := 0; i < len(src.Text); i++ {
 			if src.Text[i] == '\n' {
 				src.lineStarts = append(src.lineStarts, i+1)
 			}
 		}
-	}
+	})
 	off = max(0, min(off, len(src.Text)))
 	line, _ := slices.BinarySearch(src.lineStarts, off+1)
 	return Position{Line: line, Col: off - src.lineStarts[line-1] + 1}

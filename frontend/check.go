@@ -3,11 +3,13 @@ package frontend
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/tensor"
 )
 
 // reserved words cannot name anything.
@@ -53,7 +55,7 @@ func (c *checker) run() {
 	seen := map[string]diag.Span{}
 	declare := func(id Ident, what string) bool {
 		if reserved[id.Name] {
-			c.errorf(id.Span, "'%s' is a reserved word and cannot name a %s", id.Name, what)
+			c.errorf(id.Span, "'%s' is a reserved word; choose another name for this %s", id.Name, what)
 			return false
 		}
 		if prev, ok := seen[id.Name]; ok {
@@ -111,9 +113,9 @@ func (c *checker) checkFnParams(d *FnDecl) {
 	seen := map[string]bool{}
 	for _, p := range d.Params {
 		if reserved[p.Name] {
-			c.errorf(p.Span, "'%s' is a reserved word and cannot name a parameter", p.Name)
+			c.errorf(p.Span, "'%s' is a reserved word; choose another name for this parameter", p.Name)
 		} else if seen[p.Name] {
-			c.errorf(p.Span, "parameter '%s' appears twice in fn '%s'", p.Name, d.Name.Name)
+			c.errorf(p.Span, "parameter '%s' appears twice in fn '%s'; rename one of them", p.Name, d.Name.Name)
 		}
 		seen[p.Name] = true
 	}
@@ -223,27 +225,27 @@ func (c *checker) parseLiteral(lit *Literal, t ir.DType, what string) *ir.Const 
 	case t.IsInt():
 		v, err := strconv.ParseInt(body, 10, 64)
 		if err != nil {
-			c.errorf(lit.Span, "%s is %s; %s is not an integer", what, t, text)
+			c.errorf(lit.Span, "%s is %s; write an integer, not %s", what, t, text)
 			return nil
 		}
 		if neg {
 			v = -v
 		}
 		if lo, hi := intRange(t); v < lo || v > hi {
-			c.errorf(lit.Span, "%s is %s; %s is outside its range %d..%d", what, t, text, lo, hi)
+			c.errorf(lit.Span, "%s is %s; %s is outside its range: choose a value in %d..%d", what, t, text, lo, hi)
 			return nil
 		}
 		k.I = v
 	default:
 		v, ok := parseFloat(body)
 		if !ok {
-			c.errorf(lit.Span, "%s is %s; %s is not a number", what, t, text)
+			c.errorf(lit.Span, "%s is %s; write a number, not %s", what, t, text)
 			return nil
 		}
 		if neg {
 			v = -v
 		}
-		k.F = v
+		k.F = tensor.RoundFloat(t, v)
 	}
 	return k
 }
@@ -273,13 +275,39 @@ func intRange(t ir.DType) (int64, int64) {
 	return math.MinInt64, math.MaxInt64
 }
 
-// dtype resolves a type name, suggesting the closest dtype on a typo.
+// dtype resolves a type name, suggesting the closest dtype on a typo or
+// the dtype that another language's name stands for.
 func (c *checker) dtype(id Ident) ir.DType {
 	t := ir.ParseDType(id.Name)
 	if t == ir.Invalid {
-		c.errorf(id.Span, "unknown dtype '%s'%s (dtypes: %s)", id.Name, didYouMean(id.Name, ir.DTypeNames()), strings.Join(ir.DTypeNames(), " "))
+		c.errorf(id.Span, "unknown dtype '%s'%s", id.Name, dtypeHint(id.Name))
 	}
 	return t
+}
+
+// dtypeAliases maps the type names of C, numpy and PyTorch to kgen's.
+var dtypeAliases = map[string]string{
+	"float": "f32", "float32": "f32", "double": "f64", "float64": "f64",
+	"half": "f16", "float16": "f16", "bfloat16": "bf16", "int": "i32",
+	"int32": "i32", "long": "i64", "int64": "i64", "int8": "i8",
+	"uint8": "u8", "char": "i8", "boolean": "bool",
+}
+
+// dtypeHint suggests a dtype for an unknown type name.
+func dtypeHint(name string) string {
+	if s := suggest(name, ir.DTypeNames()); s != "" {
+		return fmt.Sprintf("; did you mean '%s'?", s)
+	}
+	var aliases []string
+	for a := range dtypeAliases {
+		aliases = append(aliases, a)
+	}
+	if a, ok := dtypeAliases[strings.ToLower(name)]; ok {
+		return fmt.Sprintf("; did you mean '%s'?", a)
+	} else if s := suggest(name, aliases); s != "" {
+		return fmt.Sprintf("; did you mean '%s'?", dtypeAliases[s])
+	}
+	return "; use one of " + strings.Join(ir.DTypeNames(), " ")
 }
 
 func (c *checker) instance(d *InstanceDecl) {
@@ -292,9 +320,18 @@ func (c *checker) instance(d *InstanceDecl) {
 		for name := range c.kernels {
 			names = append(names, name)
 		}
-		msg := fmt.Sprintf("unknown kernel '%s'%s", d.Kernel.Name, didYouMean(d.Kernel.Name, names))
+		slices.Sort(names)
+		hint := didYouMean(d.Kernel.Name, names)
+		switch {
+		case hint != "":
+		case len(names) > 0:
+			hint = fmt.Sprintf("; use one of the kernels of this file: %s", strings.Join(names, ", "))
+		default:
+			hint = "; declare it with 'kernel " + d.Kernel.Name + "<...>(...) -> (...) { ... }'"
+		}
+		msg := fmt.Sprintf("unknown kernel '%s'%s", d.Kernel.Name, hint)
 		if c.fns[d.Kernel.Name] != nil {
-			msg = fmt.Sprintf("'%s' is a fn; an instance specializes a kernel", d.Kernel.Name)
+			msg = fmt.Sprintf("'%s' is a fn, but an instance specializes a kernel; use a kernel's name here", d.Kernel.Name)
 		}
 		c.errorf(d.Kernel.Span, "%s", msg)
 		return
@@ -302,18 +339,19 @@ func (c *checker) instance(d *InstanceDecl) {
 	dims := map[string]int64{}
 	params := map[string]*ir.Const{}
 	given := map[string]bool{}
+	givenAt := map[string]diag.Span{}
 	ok := true
 	for _, b := range d.Bindings {
 		name := b.Name.Name
 		if given[name] {
-			c.errorf(b.Name.Span, "'%s' is given twice", name)
+			c.errorf(b.Name.Span, "'%s' is given twice; remove one", name).Notef(givenAt[name], "'%s' was first given here", name)
 			ok = false
 			continue
 		}
-		given[name] = true
+		given[name], givenAt[name] = true, b.Name.Span
 		if dim := findDim(k, name); dim != nil {
 			if dim.Def != nil {
-				c.errorf(b.Name.Span, "'%s' is a derived dim of %s; it is computed from the others and cannot be given", name, k.Name)
+				c.errorf(b.Name.Span, "'%s' is a derived dim of %s: it is computed from the others; remove it", name, k.Name).Notef(dim.Span, "'%s' is defined here", name)
 				ok = false
 				continue
 			}
@@ -323,7 +361,7 @@ func (c *checker) instance(d *InstanceDecl) {
 				continue
 			}
 			if v.I < 0 {
-				c.errorf(b.Value.Span, "dim %s = %d is negative; sizes are >= 0", name, v.I)
+				c.errorf(b.Value.Span, "dim %s = %d is negative; give a size >= 0", name, v.I)
 				ok = false
 				continue
 			}
@@ -346,7 +384,11 @@ func (c *checker) instance(d *InstanceDecl) {
 		for _, p := range k.Params {
 			names = append(names, p.Name)
 		}
-		c.errorf(b.Name.Span, "kernel %s has no dim or param '%s'%s", k.Name, name, didYouMean(name, names))
+		hint := didYouMean(name, names)
+		if hint == "" {
+			hint = "; use one of " + strings.Join(names, ", ")
+		}
+		c.errorf(b.Name.Span, "kernel %s has no dim or param '%s'%s", k.Name, name, hint)
 		ok = false
 	}
 	if !ok {
@@ -364,12 +406,16 @@ func (c *checker) instance(d *InstanceDecl) {
 		}
 	}
 	if len(missing) > 0 {
-		c.errorf(d.Span, "instance %s does not give %s; every dim of %s (and every param without a default) needs a value", d.Name.Name, strings.Join(missing, ", "), k.Name)
+		var adds []string
+		for _, m := range missing {
+			adds = append(adds, m+" = ...")
+		}
+		c.errorf(d.Span, "instance %s does not give %s; add '%s' (every dim of %s, and every param without a default, needs a value)", d.Name.Name, strings.Join(missing, ", "), strings.Join(adds, ", "), k.Name)
 		return
 	}
 	env, err := ir.Bind(k, dims, params)
 	if err != nil {
-		c.errorf(d.Span, "instance %s: %v", d.Name.Name, err)
+		c.errorf(d.Span, "instance %s: %v; choose sizes for which every derived dim is defined and >= 0", d.Name.Name, err)
 		return
 	}
 	if CheckBounds(k, env, c.diags, "instance "+d.Name.Name) {

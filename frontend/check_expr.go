@@ -8,6 +8,7 @@ import (
 
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/tensor"
 )
 
 // scope holds the indices visible in an expression. A fn body starts a
@@ -33,6 +34,17 @@ func (s *scope) lookupIndex(name string) *ir.Index {
 		}
 		if s.fn != nil {
 			return nil
+		}
+	}
+	return nil
+}
+
+// lookupIndexAnywhere finds an index also beyond a fn body, to tell the
+// caller's indices from unknown names.
+func (s *scope) lookupIndexAnywhere(name string) *ir.Index {
+	for ; s != nil; s = s.parent {
+		if ix, ok := s.indices[name]; ok {
+			return ix
 		}
 	}
 	return nil
@@ -89,7 +101,7 @@ func (kc *kernelChecker) expr(e Expr, sc *scope) value {
 		}
 		acc, ok := x.(*Access)
 		if !ok {
-			kc.errorf(e.X.Pos(), "the left operand of '??' must be a tensor read such as 'X[i - 1]'")
+			kc.errorf(e.X.Pos(), "the left operand of '??' must be a tensor read; write '??' right after the read, as in 'X[i - 1] ?? 0'")
 			return bad
 		}
 		return kc.load(acc, e.Default, sc)
@@ -104,7 +116,7 @@ func (kc *kernelChecker) expr(e Expr, sc *scope) value {
 	case *CondExpr:
 		return kc.cond(e, sc)
 	case *badArgs:
-		kc.errorf(e.Span, "a reduction takes exactly one argument, its body, not %d", e.N)
+		kc.errorf(e.Span, "a reduction takes exactly one argument, its body, not %d; write the body as one expression, as in sum[k](A[k] * B[k])", e.N)
 		return bad
 	}
 	kc.errorf(e.Pos(), "unexpected expression")
@@ -120,7 +132,7 @@ func (kc *kernelChecker) number(e *Number) value {
 	}
 	f, ok := parseFloat(e.Text)
 	if !ok {
-		kc.errorf(e.Span, "malformed number %s", e.Text)
+		kc.errorf(e.Span, "malformed number %s; write numbers as 12, 2.5 or 1e-5", e.Text)
 		return bad
 	}
 	return value{e: &ir.Const{T: ir.F32, F: f, Span: e.Span}, untyped: true}
@@ -149,7 +161,7 @@ func (kc *kernelChecker) name(e *Name, sc *scope, asIndex bool) value {
 		return value{e: k}
 	}
 	if fn := sc.inFn(); fn != nil {
-		if _, ok := kc.syms[e.Name]; ok {
+		if _, ok := kc.syms[e.Name]; ok || sc.lookupIndexAnywhere(e.Name) != nil {
 			kc.errorf(e.Span, "fn '%s' sees only its parameters, not '%s'; pass it as an argument", fn.Name.Name, e.Name)
 			return bad
 		}
@@ -157,27 +169,54 @@ func (kc *kernelChecker) name(e *Name, sc *scope, asIndex bool) value {
 		for _, p := range fn.Params {
 			params = append(params, p.Name)
 		}
-		kc.errorf(e.Span, "unknown name '%s' in fn '%s'%s", e.Name, fn.Name.Name, didYouMean(e.Name, params))
+		hint := didYouMean(e.Name, params)
+		if hint == "" {
+			hint = fmt.Sprintf("; add it to the parameters of '%s' and pass it as an argument", fn.Name.Name)
+		}
+		kc.errorf(e.Span, "unknown name '%s' in fn '%s'%s", e.Name, fn.Name.Name, hint)
 		return bad
 	}
 	s, ok := kc.syms[e.Name]
 	switch {
+	case !ok && kc.broken[e.Name]:
+		kc.poisoned = true // its declaration is already reported
+		return bad
+	case !ok && kc.pending[e.Name].IsValid():
+		kc.readBeforeLet(e.Name, e.Span)
+		return bad
 	case !ok && asIndex:
-		kc.errorf(e.Span, "index '%s' on the right-hand side is neither an output index nor a reduction index%s", e.Name, didYouMean(e.Name, sc.visibleIndices()))
+		hint := didYouMean(e.Name, sc.visibleIndices())
+		if hint == "" {
+			hint = fmt.Sprintf("; add it to the left-hand side, or reduce over it with 'sum[%s](...)'", e.Name)
+		}
+		kc.errorf(e.Span, "index '%s' on the right-hand side is neither an output index nor a reduction index%s", e.Name, hint)
 		return bad
 	case !ok:
 		names := sc.visibleIndices()
 		for n := range kc.syms {
 			names = append(names, n)
 		}
-		kc.errorf(e.Span, "unknown name '%s'%s", e.Name, didYouMean(e.Name, names))
+		hint := didYouMean(e.Name, names)
+		if hint == "" {
+			hint = "; declare it as a dim, param or input of the kernel, or use an index of this statement"
+		}
+		kc.errorf(e.Span, "unknown name '%s'%s", e.Name, hint)
 		return bad
 	case s.dim != nil:
 		return value{e: &ir.DimRef{Dim: s.dim, Span: e.Span}}
+	case s.param != nil && s.param.Type == ir.Invalid:
+		kc.poisoned = true // its dtype is already reported
+		return bad
 	case s.param != nil:
 		return value{e: widen(&ir.ParamRef{Param: s.param, Span: e.Span})}
 	case len(s.tensor.Shape) > 0:
 		kc.errorf(e.Span, "'%s' is a tensor of rank %d; read an element with %s%s", e.Name, len(s.tensor.Shape), e.Name, indexHint(len(s.tensor.Shape)))
+		return bad
+	case s.tensor.Kind != ir.Input && !kc.written[s.tensor]:
+		kc.readBeforeWrite(s.tensor, e.Span)
+		return bad
+	case kc.badDecl[s.tensor]:
+		kc.poisoned = true
 		return bad
 	}
 	return kc.finishLoad(&ir.Load{Tensor: s.tensor, Span: e.Span}, e.Span)
@@ -197,34 +236,53 @@ func (kc *kernelChecker) load(e *Access, dflt Expr, sc *scope) value {
 		return bad
 	}
 	s, ok := kc.syms[e.Name.Name]
-	if !ok {
+	switch {
+	case !ok && kc.broken[e.Name.Name]:
+		kc.poisoned = true // its declaration is already reported
+		return bad
+	case !ok && kc.pending[e.Name.Name].IsValid():
+		kc.readBeforeLet(e.Name.Name, e.Name.Span)
+		return bad
+	case !ok:
 		var tensors []string
 		for n, s := range kc.syms {
 			if s.tensor != nil {
 				tensors = append(tensors, n)
 			}
 		}
-		kc.errorf(e.Name.Span, "unknown tensor '%s'%s", e.Name.Name, didYouMean(e.Name.Name, tensors))
+		hint := didYouMean(e.Name.Name, tensors)
+		if hint == "" {
+			hint = "; declare it as an input of the kernel, or write it with 'let' before this statement"
+		}
+		kc.errorf(e.Name.Span, "unknown tensor '%s'%s", e.Name.Name, hint)
 		return bad
-	}
-	if s.tensor == nil {
-		kc.errorf(e.Name.Span, "'%s' is a %s, not a tensor; only tensors are indexed", e.Name.Name, s.kind())
+	case s.tensor == nil:
+		kc.errorf(e.Name.Span, "'%s' is %s, not a tensor; only tensors are indexed: write plain '%s'", e.Name.Name, s.aKind(), e.Name.Name)
 		return bad
 	}
 	t := s.tensor
 	if t.Kind != ir.Input && !kc.written[t] {
-		kc.errorf(e.Name.Span, "'%s' is read before it is written; statements run in order, so read it after the statement that writes it", t.Name)
+		kc.readBeforeWrite(t, e.Name.Span)
+		return bad
+	}
+	if kc.badDecl[t] {
+		kc.read[t] = true
+		kc.poisoned = true // its declaration is already reported
 		return bad
 	}
 	if len(e.Index) != len(t.Shape) {
-		kc.errorf(e.Span, "'%s' has rank %d but is read with %d indices", t.Name, len(t.Shape), len(e.Index))
+		how := fmt.Sprintf("read it as %s%s", t.Name, indexHint(len(t.Shape)))
+		if len(t.Shape) == 0 {
+			how = fmt.Sprintf("read it as plain '%s'", t.Name)
+		}
+		kc.errorf(e.Span, "'%s' has rank %d but is read with %s; %s", t.Name, len(t.Shape), plural(len(e.Index), "index", "indices"), how)
 		return bad
 	}
 	l := &ir.Load{Tensor: t, Span: e.Span}
 	ok = true
 	for d, it := range e.Index {
 		if it.Lo != nil {
-			kc.errorf(it.Span, "a tensor index cannot have a range; ranges belong to reductions, as in 'sum[k in 0..K](...)'")
+			kc.errorf(it.Span, "a tensor index cannot have a range; move the range to a reduction, as in 'sum[k in 0..K](...)'")
 			ok = false
 			continue
 		}
@@ -236,6 +294,15 @@ func (kc *kernelChecker) load(e *Access, dflt Expr, sc *scope) value {
 			}
 		} else {
 			v = kc.expr(it.X, sc)
+			if v.e != nil {
+				// A hint for the range of an index that never appears alone.
+				ir.Walk(v.e, func(x ir.Expr) bool {
+					if r, isIdx := x.(*ir.IndexRef); isIdx && kc.extentHint[r.Index] == nil {
+						kc.extentHint[r.Index] = t.Shape[d]
+					}
+					return true
+				})
+			}
 		}
 		if v.e == nil {
 			ok = false
@@ -254,7 +321,7 @@ func (kc *kernelChecker) load(e *Access, dflt Expr, sc *scope) value {
 			return bad
 		}
 		if dv.e.Type() == ir.Bool && t.DType != ir.Bool {
-			kc.errorf(dflt.Pos(), "the default of a %s read cannot be a bool", t.DType)
+			kc.errorf(dflt.Pos(), "the default of a %s read cannot be a bool; use a number such as 0", t.DType)
 			return bad
 		}
 		l.Default = kc.convert(dv, t.DType, dflt.Pos())
@@ -277,10 +344,12 @@ func (kc *kernelChecker) convert(v value, t ir.DType, span diag.Span) ir.Expr {
 		c := v.e.(*ir.Const)
 		out := &ir.Const{T: t, Span: c.Span}
 		switch {
+		// A literal's value is rounded to the type it takes, as a backend
+		// writing it in that type would round it.
 		case t.IsFloat() && c.T.IsFloat():
-			out.F = c.F
+			out.F = tensor.RoundFloat(t, c.F)
 		case t.IsFloat():
-			out.F = float64(c.I)
+			out.F = tensor.RoundFloat(t, float64(c.I))
 		case c.T.IsFloat():
 			// Through a cast, so that the conversion's rules apply.
 			return &ir.Cast{X: c, T: t, Span: span}
@@ -361,7 +430,7 @@ func (kc *kernelChecker) unary(e *UnaryExpr, sc *scope) value {
 		return value{e: &ir.Unary{Op: ir.Not, X: x.e, Span: e.Span}}
 	case "+", "-":
 		if t == ir.Bool {
-			kc.errorf(e.Span, "'%s' needs a number, not bool", e.Op)
+			kc.errorf(e.Span, "'%s' needs a number, not bool; use '!' to negate a bool, or convert it with f32(...)", e.Op)
 			return bad
 		}
 		if e.Op == "+" {
@@ -401,7 +470,7 @@ func (kc *kernelChecker) binary(e *BinaryExpr, sc *scope) value {
 			return bad
 		}
 	case t == ir.Bool && op != ir.Eq && op != ir.Ne:
-		kc.errorf(e.OpSpan, "'%s' needs numbers, not bools", e.Op)
+		kc.errorf(e.OpSpan, "'%s' needs numbers, not bools; convert them with f32(...), or use '==' or '!='", e.Op)
 		return bad
 	}
 	if x.untyped && y.untyped {
@@ -470,10 +539,15 @@ func (kc *kernelChecker) call(e *CallExpr, sc *scope) value {
 	name := e.Fn.Name
 	if fn := kc.fns[name]; fn != nil {
 		if len(e.Args) != len(fn.Params) {
-			kc.errorf(e.Span, "fn '%s' takes %d argument(s), not %d", name, len(fn.Params), len(e.Args)).Notef(fn.Name.Span, "'%s' is declared here", name)
+			var params []string
+			for _, p := range fn.Params {
+				params = append(params, p.Name)
+			}
+			kc.errorf(e.Span, "fn '%s' takes %s, not %d; pass one for each of (%s)", name, plural(len(fn.Params), "argument", "arguments"), len(e.Args), strings.Join(params, ", ")).Notef(fn.Name.Span, "'%s' is declared here", name)
 			return bad
 		}
 		if kc.inlining[fn] {
+			kc.poisoned = true
 			return bad // recursion, reported by checkFnCycles
 		}
 		kc.inlining[fn] = true
@@ -486,7 +560,7 @@ func (kc *kernelChecker) call(e *CallExpr, sc *scope) value {
 	}
 	if t := ir.ParseDType(name); t != ir.Invalid {
 		if len(e.Args) != 1 {
-			kc.errorf(e.Span, "the cast %s(...) takes one argument, not %d", name, len(e.Args))
+			kc.errorf(e.Span, "the cast %s(...) takes one argument, not %d; write %s(x)", name, len(e.Args), name)
 			return bad
 		}
 		x := kc.expr(e.Args[0], sc)
@@ -509,19 +583,23 @@ func (kc *kernelChecker) call(e *CallExpr, sc *scope) value {
 			return bad
 		}
 		if _, isRed := ir.ParseReduceOp(name); isRed {
-			kc.errorf(e.Fn.Span, "the reduction '%s' names its axes in brackets: %s[k](...)", name, name)
+			kc.errorf(e.Fn.Span, "the reduction '%s' names its axes in brackets; write %s[k](...)", name, name)
 			return bad
 		}
 		names := append(ir.BuiltinNames(), ir.DTypeNames()...)
 		for n := range kc.fns {
 			names = append(names, n)
 		}
-		kc.errorf(e.Fn.Span, "unknown function '%s'%s", name, didYouMean(name, names))
+		hint := didYouMean(name, names)
+		if hint == "" {
+			hint = fmt.Sprintf("; use a builtin (%s) or declare it with 'fn %s(x) = ...'", strings.Join(ir.BuiltinNames(), " "), name)
+		}
+		kc.errorf(e.Fn.Span, "unknown function '%s'%s", name, hint)
 		return bad
 	}
 	info := b.Info()
 	if len(e.Args) != info.Arity {
-		kc.errorf(e.Span, "%s takes %d argument(s), not %d", name, info.Arity, len(e.Args))
+		kc.errorf(e.Span, "%s takes %s, not %d; write %s(%s)", name, plural(info.Arity, "argument", "arguments"), len(e.Args), name, []string{"", "x", "x, y", "x, y, z"}[info.Arity])
 		return bad
 	}
 	var args []value
@@ -537,7 +615,7 @@ func (kc *kernelChecker) call(e *CallExpr, sc *scope) value {
 		return bad
 	}
 	if t == ir.Bool {
-		kc.errorf(e.Span, "%s needs numbers, not bools", name)
+		kc.errorf(e.Span, "%s needs numbers, not bools; convert them with f32(...)", name)
 		return bad
 	}
 	if !info.IntOK && t == ir.I64 {
@@ -554,9 +632,9 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 	op, ok := ir.ParseReduceOp(e.Op.Name)
 	if !ok {
 		if s, isSym := kc.syms[e.Op.Name]; isSym && s.tensor != nil {
-			kc.errorf(e.Span, "'%s' is a tensor; a read takes no (...) after its indices", e.Op.Name)
+			kc.errorf(e.Span, "'%s' is a tensor; a read takes no (...) after its indices: remove them", e.Op.Name)
 		} else {
-			kc.errorf(e.Op.Span, "unknown reduction '%s'%s; reductions are sum, prod, max and min", e.Op.Name, didYouMean(e.Op.Name, []string{"sum", "prod", "max", "min"}))
+			kc.errorf(e.Op.Span, "unknown reduction '%s'%s; use sum, prod, max or min", e.Op.Name, didYouMean(e.Op.Name, []string{"sum", "prod", "max", "min"}))
 		}
 		return bad
 	}
@@ -574,11 +652,14 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 			ok = false
 			continue
 		}
+		ix := &ir.Index{Name: n.Name, Span: n.Span}
 		if !kc.checkIndexName(n, inner) {
 			ok = false
+			if !reserved[n.Name] {
+				inner.indices[n.Name] = ix // for the body
+			}
 			continue
 		}
-		ix := &ir.Index{Name: n.Name, Span: n.Span}
 		if it.Lo != nil {
 			ix.Lo = kc.sizeExpr(it.Lo, "the range of "+n.Name)
 			ix.Hi = kc.sizeExpr(it.Hi, "the range of "+n.Name)
@@ -588,7 +669,7 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 		r.Axes = append(r.Axes, ix)
 	}
 	if len(e.Axes) == 0 {
-		kc.errorf(e.Span, "a reduction needs at least one axis, as in %s[k](...)", e.Op.Name)
+		kc.errorf(e.Span, "a reduction needs at least one axis; write %s[k](...)", e.Op.Name)
 		return bad
 	}
 	body := kc.expr(e.Body, inner)
@@ -598,7 +679,7 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 	for _, ix := range r.Axes {
 		if ix.Hi == nil {
 			ix.Lo = ir.IntConst(0)
-			ix.Hi = kc.inferRange(ix, fmt.Sprintf("%s[%s in 0..N]", e.Op.Name, ix.Name))
+			ix.Hi = kc.inferRange(ix, "reduction index", fmt.Sprintf("%s[%s in 0..N]", e.Op.Name, ix.Name))
 			if ix.Hi == nil {
 				return bad
 			}
@@ -606,7 +687,7 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 	}
 	bt := body.e.Type()
 	if bt == ir.Bool {
-		kc.errorf(e.Body.Pos(), "cannot %s bools; convert with f32(...) first", e.Op.Name)
+		kc.errorf(e.Body.Pos(), "cannot reduce bools with %s; convert with f32(...) first", e.Op.Name)
 		return bad
 	}
 	acc := kc.k.Acc
@@ -645,17 +726,23 @@ func (kc *kernelChecker) sizeExpr(e Expr, what string) ir.Expr {
 					names = append(names, n)
 				}
 			}
-			kc.errorf(e.Span, "unknown dim or param '%s' in %s%s", e.Name, what, didYouMean(e.Name, names))
+			hint := didYouMean(e.Name, names)
+			if hint == "" {
+				hint = "; declare it in the kernel's <...> list"
+			}
+			kc.errorf(e.Span, "unknown dim or param '%s' in %s%s", e.Name, what, hint)
 			return nil
 		case s.dim != nil:
 			return &ir.DimRef{Dim: s.dim, Span: e.Span}
 		case s.param != nil && s.param.Type.IsInt():
 			return widen(&ir.ParamRef{Param: s.param, Span: e.Span})
+		case s.param != nil && s.param.Type == ir.Invalid:
+			return nil // its dtype is already reported
 		case s.param != nil:
-			kc.errorf(e.Span, "param '%s' is %s; %s needs integers", e.Name, s.param.Type, what)
+			kc.errorf(e.Span, "param '%s' is %s, but %s needs integers; declare it as '%s: i32'", e.Name, s.param.Type, what, e.Name)
 			return nil
 		}
-		kc.errorf(e.Span, "'%s' is a %s; %s may use only dims, integer params and constants", e.Name, s.kind(), what)
+		kc.errorf(e.Span, "'%s' is %s; %s may use only dims, integer params and constants: read tensors in statements instead", e.Name, s.aKind(), what)
 		return nil
 	case *UnaryExpr:
 		if e.Op == "-" {
@@ -683,6 +770,13 @@ func (kc *kernelChecker) sizeExpr(e Expr, what string) ir.Expr {
 			return &ir.Call{Fn: b, Args: []ir.Expr{x, y}, T: ir.I64, Span: e.Span}
 		}
 	}
-	kc.errorf(e.Pos(), "%s must be an integer expression of dims, integer params and constants (+ - * / %% min max)", what)
+	switch e := e.(type) {
+	case *Number:
+		kc.errorf(e.Span, "%s is not an integer; %s takes integer constants only: write a fraction as a division, as in N * 3 / 2", e.Text, what)
+	case *BinaryExpr:
+		kc.errorf(e.OpSpan, "'%s' does not give an integer; %s may use only + - * / %% min max on dims, integer params and constants", e.Op, what)
+	default:
+		kc.errorf(e.Pos(), "%s must be an integer expression; use only + - * / %% min max on dims, integer params and constants", what)
+	}
 	return nil
 }

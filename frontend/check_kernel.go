@@ -28,6 +28,14 @@ func (s symbol) kind() string {
 	return s.tensor.Kind.String() + " tensor"
 }
 
+// aKind is kind with its indefinite article: "a dim", "an input tensor".
+func (s symbol) aKind() string {
+	if k := s.kind(); strings.IndexByte("aeiou", k[0]) < 0 {
+		return "a " + k
+	}
+	return "an " + s.kind()
+}
+
 // kernelChecker checks one kernel declaration.
 type kernelChecker struct {
 	*checker
@@ -41,6 +49,24 @@ type kernelChecker struct {
 	uses map[*ir.Index][]indexUse
 	// inlining holds the fns being inlined, to stop runaway recursion.
 	inlining map[*FnDecl]bool
+	// broken holds names whose declaration failed (a reserved word, a
+	// clash, a let whose statement has errors): uses of them are not
+	// reported again.
+	broken map[string]bool
+	// badDecl holds tensors whose declaration has errors (an unknown dtype
+	// or shape entry): reads of them and rank checks are not reported.
+	badDecl map[*ir.Tensor]bool
+	// pending holds the let names of the statements, to tell a read before
+	// the let from an unknown name.
+	pending map[string]diag.Span
+	// writtenAt holds the statement that wrote each tensor.
+	writtenAt map[*ir.Tensor]diag.Span
+	// extentHint holds, for an index used only inside compound indices, the
+	// extent of a dimension it helps index: a guess for its range.
+	extentHint map[*ir.Index]ir.Expr
+	// poisoned is set when an expression fails without a new diagnostic
+	// (its cause was reported elsewhere): the kernel must not be emitted.
+	poisoned bool
 }
 
 type indexUse struct {
@@ -53,14 +79,25 @@ type indexUse struct {
 func (c *checker) kernel(d *KernelDecl) *ir.Kernel {
 	kc := &kernelChecker{
 		checker: c, decl: d,
-		k:       &ir.Kernel{Name: d.Name.Name, Span: d.Span},
-		syms:    map[string]symbol{},
-		written: map[*ir.Tensor]bool{},
-		read:    map[*ir.Tensor]bool{},
-		uses:    map[*ir.Index][]indexUse{},
-		inlining: map[*FnDecl]bool{},
+		k:          &ir.Kernel{Name: d.Name.Name, Span: d.Span},
+		syms:       map[string]symbol{},
+		written:    map[*ir.Tensor]bool{},
+		read:       map[*ir.Tensor]bool{},
+		uses:       map[*ir.Index][]indexUse{},
+		inlining:   map[*FnDecl]bool{},
+		broken:     map[string]bool{},
+		badDecl:    map[*ir.Tensor]bool{},
+		pending:    map[string]diag.Span{},
+		writtenAt:  map[*ir.Tensor]diag.Span{},
+		extentHint: map[*ir.Index]ir.Expr{},
 	}
+	before := len(c.diags.Diags)
 	kc.header()
+	for _, s := range d.Stmts {
+		if _, dup := kc.pending[s.Name.Name]; s.Let && !dup {
+			kc.pending[s.Name.Name] = s.Name.Span
+		}
+	}
 	for _, s := range d.Stmts {
 		kc.stmt(s)
 	}
@@ -69,10 +106,19 @@ func (c *checker) kernel(d *KernelDecl) *ir.Kernel {
 			kc.errorf(t.Span, "output '%s' is never written; add a statement '%s%s = ...'", t.Name, t.Name, indexHint(len(t.Shape)))
 		}
 	}
+	hasErr := false
+	for _, dg := range c.diags.Diags[before:] {
+		hasErr = hasErr || dg.Severity == diag.Error
+	}
+	// In a kernel with errors, unread tensors are most often the
+	// consequence of an expression that failed to check: not reported.
 	for _, t := range append(append([]*ir.Tensor(nil), kc.k.Inputs...), kc.k.Lets...) {
-		if !kc.read[t] {
+		if !kc.read[t] && !hasErr {
 			kc.diags.Warnf(t.Span, "%s '%s' is never read", t.Kind, t.Name)
 		}
+	}
+	if kc.poisoned {
+		return nil
 	}
 	return kc.k
 }
@@ -98,11 +144,13 @@ func (kc *kernelChecker) declare(id Ident, s symbol) bool {
 	s.span = id.Span
 	if reserved[id.Name] {
 		kc.errorf(id.Span, "'%s' is a reserved word; choose another name", id.Name)
+		kc.broken[id.Name] = true
 		return false
 	}
 	if prev, ok := kc.syms[id.Name]; ok {
-		kc.errorf(id.Span, "'%s' is already declared in kernel %s as a %s; rename one of them", id.Name, kc.k.Name, prev.kind()).
+		kc.errorf(id.Span, "'%s' is already declared in kernel %s as %s; rename one of them", id.Name, kc.k.Name, prev.aKind()).
 			Notef(prev.span, "'%s' was declared here", id.Name)
+		kc.broken[id.Name] = true
 		return false
 	}
 	kc.syms[id.Name] = s
@@ -147,9 +195,12 @@ func (kc *kernelChecker) tensorDecls(decls []*TensorDecl, kind ir.TensorKind) []
 	var ts []*ir.Tensor
 	for _, td := range decls {
 		t := &ir.Tensor{Name: td.Name.Name, Span: td.Name.Span, Kind: kind, DType: kc.dtype(td.Type)}
+		kc.badDecl[t] = t.DType == ir.Invalid
 		for _, e := range td.Shape {
 			if s := kc.shapeEntry(e, t.Name); s != nil {
 				t.Shape = append(t.Shape, s)
+			} else {
+				kc.badDecl[t] = true
 			}
 		}
 		if kc.declare(td.Name, symbol{tensor: t}) {
@@ -177,13 +228,25 @@ func (kc *kernelChecker) shapeEntry(e Expr, tensor string) ir.Expr {
 			for _, d := range kc.k.Dims {
 				dims = append(dims, d.Name)
 			}
-			kc.errorf(e.Span, "unknown dim '%s' in the shape of %s%s; declare it in the kernel's <...> list or in a 'where' clause", e.Name, tensor, didYouMean(e.Name, dims))
+			hint := didYouMean(e.Name, dims)
+			if hint == "" {
+				hint = "; declare it in the kernel's <...> list or in a 'where' clause"
+			}
+			kc.errorf(e.Span, "unknown dim '%s' in the shape of %s%s", e.Name, tensor, hint)
 			return nil
 		}
-		kc.errorf(e.Span, "'%s' is a %s, not a dim; a shape entry is a dim, a derived dim or an integer constant", e.Name, s.kind())
+		if s.param != nil {
+			up := strings.ToUpper(e.Name)
+			if _, taken := kc.syms[up]; taken || up == e.Name {
+				up = "D"
+			}
+			kc.errorf(e.Span, "'%s' is a param, not a dim; a shape entry is a dim, a derived dim or an integer constant: declare 'where %s = %s' and use %s", e.Name, up, e.Name, up)
+			return nil
+		}
+		kc.errorf(e.Span, "'%s' is %s, not a dim; a shape entry is a dim, a derived dim or an integer constant", e.Name, s.aKind())
 		return nil
 	}
-	kc.errorf(e.Pos(), "a shape entry must be a dim, a derived dim or an integer constant; name this size in a 'where' clause (where D2 = ...) and use D2")
+	kc.errorf(e.Pos(), "a shape entry must be a dim, a derived dim or an integer constant; name this size in a 'where' clause (where D2 = %s) and use D2", exprText(e))
 	return nil
 }
 
@@ -217,21 +280,29 @@ func (kc *kernelChecker) attr(a *Attr) {
 	switch a.Name.Name {
 	case "acc":
 		if len(a.Args) != 1 || a.Args[0].Key != nil || a.Args[0].List {
-			kc.errorf(a.Span, "@acc takes one dtype, e.g. @acc(f32)")
+			kc.errorf(a.Span, "@acc takes one dtype; write e.g. @acc(f32)")
 			return
 		}
 		v := a.Args[0].Values[0]
 		t := ir.ParseDType(v.Text)
 		if t == ir.Invalid || t == ir.Bool {
-			kc.errorf(v.Span, "@acc needs a numeric dtype, not '%s'%s", v.Text, didYouMean(v.Text, ir.DTypeNames()))
+			hint := dtypeHint(v.Text)
+			if t == ir.Bool {
+				hint = "; use f32 or f64"
+			}
+			kc.errorf(v.Span, "@acc needs a numeric dtype, not '%s'%s", v.Text, hint)
 			return
 		}
 		if kc.k.Acc != ir.Invalid {
-			kc.errorf(a.Span, "@acc is given twice")
+			kc.errorf(a.Span, "@acc is given twice; remove one")
 		}
 		kc.k.Acc = t
 	default:
-		kc.diags.Warnf(a.Name.Span, "unknown attribute '@%s'%s; it is kept in the IR as a hint for lowering", a.Name.Name, didYouMean(a.Name.Name, []string{"acc"}))
+		hint := ""
+		if suggest(a.Name.Name, []string{"acc"}) != "" {
+			hint = " (did you mean '@acc'?)"
+		}
+		kc.diags.Warnf(a.Name.Span, "unknown attribute '@%s'%s; it is kept in the IR as a hint for lowering", a.Name.Name, hint)
 	}
 }
 
@@ -240,9 +311,21 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 	var target *ir.Tensor
 	name := s.Name.Name
 	sym, known := kc.syms[name]
+	if s.Let && !known {
+		// A let whose statement fails stays undeclared; its later reads
+		// are consequences, not new errors.
+		defer func() {
+			if _, ok := kc.syms[name]; !ok {
+				kc.broken[name] = true
+			}
+		}()
+	}
 	switch {
+	case !s.Let && kc.broken[name]:
+		kc.poisoned = true // its declaration is already reported
+		return
 	case s.Let && known:
-		kc.errorf(s.Name.Span, "let '%s' reuses the name of a %s; choose another name", name, sym.kind()).Notef(sym.span, "'%s' was declared here", name)
+		kc.errorf(s.Name.Span, "let '%s' reuses the name of %s; choose another name", name, sym.aKind()).Notef(sym.span, "'%s' was declared here", name)
 		return
 	case s.Let && reserved[name]:
 		kc.errorf(s.Name.Span, "'%s' is a reserved word; choose another name", name)
@@ -260,13 +343,14 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 		kc.errorf(s.Name.Span, "unknown output '%s'%s", name, hint)
 		return
 	case sym.tensor == nil:
-		kc.errorf(s.Name.Span, "cannot assign to %s '%s'; the left-hand side must be an output or a new let", sym.kind(), name)
+		kc.errorf(s.Name.Span, "cannot assign to %s '%s'; write an output or a new let instead", sym.kind(), name)
 		return
 	case sym.tensor.Kind == ir.Input:
-		kc.errorf(s.Name.Span, "cannot write input '%s'; inputs are read-only, declare an output after '->'", name)
+		kc.errorf(s.Name.Span, "cannot write input '%s'; inputs are read-only: declare an output after '->' and write that", name)
 		return
 	case kc.written[sym.tensor]:
-		kc.errorf(s.Name.Span, "output '%s' is written twice; each output is written by exactly one statement", name)
+		kc.errorf(s.Name.Span, "output '%s' is written twice; an output is written by one statement: compute the first value into a let and read it here", name).
+			Notef(kc.writtenAt[sym.tensor], "'%s' is first written here", name)
 		return
 	default:
 		target = sym.tensor
@@ -278,15 +362,27 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 	for i, it := range s.Index {
 		n, isName := it.X.(*Name)
 		if !isName {
-			kc.errorf(it.X.Pos(), "the left-hand side takes plain index names, one per dimension, not expressions")
+			kc.errorf(it.X.Pos(), "the left-hand side takes plain index names, one per dimension, not expressions; use a name here and move the arithmetic into the reads on the right-hand side")
 			ok = false
-			continue
-		}
-		if !kc.checkIndexName(n, scope) {
-			ok = false
+			// Its names still count as indices, so that the right-hand
+			// side is checked without follow-on errors.
+			walkAST(it.X, func(e Expr) {
+				if n, isName := e.(*Name); isName && scope.lookupIndex(n.Name) == nil {
+					if _, isSym := kc.syms[n.Name]; !isSym && !reserved[n.Name] {
+						scope.indices[n.Name] = &ir.Index{Name: n.Name, Span: n.Span, Lo: ir.IntConst(0)}
+					}
+				}
+			})
 			continue
 		}
 		ix := &ir.Index{Name: n.Name, Span: n.Span, Lo: ir.IntConst(0)}
+		if !kc.checkIndexName(n, scope) {
+			ok = false
+			if !reserved[n.Name] {
+				scope.indices[n.Name] = ix // for the right-hand side
+			}
+			continue
+		}
 		switch {
 		case target != nil && it.Lo != nil:
 			kc.errorf(it.Span, "output indices take their ranges from the shape of '%s'; write just '%s'", name, n.Name)
@@ -305,13 +401,15 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 		scope.indices[n.Name] = ix
 		st.Index = append(st.Index, ix)
 	}
-	if target != nil && len(s.Index) != len(target.Shape) && ok {
-		kc.errorf(s.Name.Span, "'%s' has rank %d but is written with %d indices; write %s%s", name, len(target.Shape), len(s.Index), name, indexHint(len(target.Shape)))
+	if target != nil && len(s.Index) != len(target.Shape) && ok && !kc.badDecl[target] {
+		kc.errorf(s.Name.Span, "'%s' has rank %d but is written with %s; write %s%s", name, len(target.Shape), plural(len(s.Index), "index", "indices"), name, indexHint(len(target.Shape)))
 		ok = false
 	}
 	value := kc.expr(s.Value, scope)
 	if target != nil {
 		kc.written[target] = true // even if broken: do not also report it unwritten
+		kc.writtenAt[target] = s.Name.Span
+		ok = ok && !kc.badDecl[target]
 	}
 	if !ok || value.e == nil {
 		return
@@ -319,7 +417,7 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 	// Let ranges not given are inferred from the right-hand side.
 	for _, ix := range st.Index {
 		if ix.Hi == nil {
-			ix.Hi = kc.inferRange(ix, fmt.Sprintf("let %s[%s in 0..N]", name, ix.Name))
+			ix.Hi = kc.inferRange(ix, "let index", fmt.Sprintf("let %s[%s in 0..N]", name, ix.Name))
 			if ix.Hi == nil {
 				return
 			}
@@ -344,11 +442,11 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 // not hide a kernel name.
 func (kc *kernelChecker) checkIndexName(n *Name, sc *scope) bool {
 	if reserved[n.Name] {
-		kc.errorf(n.Span, "'%s' is a reserved word and cannot name an index", n.Name)
+		kc.errorf(n.Span, "'%s' is a reserved word; choose another name for this index", n.Name)
 		return false
 	}
 	if s, ok := kc.syms[n.Name]; ok {
-		kc.errorf(n.Span, "index '%s' has the name of a %s; index names must differ from dims, params and tensors", n.Name, s.kind()).Notef(s.span, "'%s' was declared here", n.Name)
+		kc.errorf(n.Span, "index '%s' has the name of %s; rename the index (index names must differ from dims, params and tensors)", n.Name, s.aKind()).Notef(s.span, "'%s' was declared here", n.Name)
 		return false
 	}
 	if sc.lookupIndex(n.Name) != nil {
@@ -359,18 +457,23 @@ func (kc *kernelChecker) checkIndexName(n *Name, sc *scope) bool {
 }
 
 // inferRange gives an index the extent of the tensor dimensions it indexes
-// alone; all must agree.
-func (kc *kernelChecker) inferRange(ix *ir.Index, form string) ir.Expr {
+// alone; all must agree. kind names the index ("reduction index"); form
+// shows how to give its range, with N standing for the extent.
+func (kc *kernelChecker) inferRange(ix *ir.Index, kind, form string) ir.Expr {
 	uses := kc.uses[ix]
 	if len(uses) == 0 {
-		kc.errorf(ix.Span, "cannot infer the range of '%s': it never indexes a tensor dimension alone; give its range with '%s'", ix.Name, strings.Replace(form, "N", "...", 1))
+		extent := "SIZE"
+		if h := kc.extentHint[ix]; h != nil {
+			extent = ir.Format(h)
+		}
+		kc.errorf(ix.Span, "cannot infer the range of %s '%s': it never indexes a tensor dimension alone; give its range, as in '%s'", kind, ix.Name, strings.Replace(form, "N", extent, 1))
 		return nil
 	}
 	first := uses[0]
 	for _, u := range uses[1:] {
 		if !sameExtent(u.extent, first.extent) {
-			kc.errorf(ix.Span, "index '%s' is used with two extents: %s (%s, dim %d) and %s (%s, dim %d); give its range with '%s'",
-				ix.Name, ir.Format(first.extent), first.tensor.Name, first.dim+1, ir.Format(u.extent), u.tensor.Name, u.dim+1,
+			kc.errorf(ix.Span, "%s '%s' is used with two extents: %s (%s, dim %d) and %s (%s, dim %d); give its range with '%s'",
+				kind, ix.Name, ir.Format(first.extent), first.tensor.Name, first.dim+1, ir.Format(u.extent), u.tensor.Name, u.dim+1,
 				strings.Replace(form, "N", ir.Format(first.extent), 1)).
 				Notef(first.span, "extent %s comes from here", ir.Format(first.extent)).
 				Notef(u.span, "extent %s comes from here", ir.Format(u.extent))
@@ -398,4 +501,36 @@ func exprText(e Expr) string {
 		return "N"
 	}
 	return sp.Src.Text[sp.Start:sp.End]
+}
+
+// plural formats a count with its noun: "1 index", "3 indices".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// readBeforeWrite reports a read of an output or let before the statement
+// that writes it.
+func (kc *kernelChecker) readBeforeWrite(t *ir.Tensor, span diag.Span) {
+	d := kc.errorf(span, "'%s' is read before it is written; statements run in order: move the statement that writes '%s' above this one", t.Name, t.Name)
+	for _, s := range kc.decl.Stmts {
+		if s.Name.Name == t.Name && s.Name.Span.Start > span.Start {
+			d.Notef(s.Name.Span, "'%s' is written here", t.Name)
+			break
+		}
+	}
+}
+
+// readBeforeLet reports a read of a let that a later statement declares.
+func (kc *kernelChecker) readBeforeLet(name string, span diag.Span) {
+	at := kc.pending[name]
+	if at.Start < span.Start {
+		// The let comes first but its statement failed: already reported.
+		kc.poisoned = true
+		return
+	}
+	kc.errorf(span, "let '%s' is read before it is written; statements run in order: move the 'let %s' statement above this one", name, name).
+		Notef(at, "'%s' is written here", name)
 }

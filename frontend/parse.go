@@ -57,11 +57,19 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 		case tokInvalid:
 			r, _ := utf8.DecodeRuneInString(src.Text[off:])
 			span.End = off + max(1, utf8.RuneLen(r))
-			diags.Errorf(span, "unexpected character %s", quoteRune(r))
+			diags.Errorf(span, "unexpected character %s%s", quoteRune(r), charHint(r))
 			lexErrAt[off] = true
 		case tokOpenComment:
+			// The comment runs to the end of the file: nothing after it
+			// is parsed. The declaration it interrupts is parsed up to it.
 			diags.Errorf(diag.Span{Src: src, Start: off, End: off + 2}, "unterminated block comment; close it with '*/'")
-			lexErrAt[off] = true
+			if n := len(chunks); n > 0 {
+				chunks[n-1].end = off
+				chunks[n-1].lexErr = depth > 0
+			}
+		}
+		if t.Type == tokOpenComment {
+			break
 		}
 		switch {
 		case t.Type == tokIdent && declKeywords[t.Value] && (depth <= 0 || t.Pos.Column == 1):
@@ -72,7 +80,7 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 			depth = 0
 		case len(chunks) == 0:
 			if !lexErrAt[off] {
-				diags.Errorf(span, "unexpected %s at top level; a file holds 'kernel', 'fn' and 'instance' declarations", describe(t))
+				diags.Errorf(span, "unexpected %s at top level; a file holds only 'kernel', 'fn' and 'instance' declarations: move it into a kernel body or remove it", describe(t))
 			}
 			// Report once per stretch of junk: pretend a chunk began so
 			// that the next tokens are skipped until a declaration.
@@ -91,12 +99,26 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 		if !declKeywords[firstWord(src.Text[c.start:])] {
 			continue // junk before the first declaration, already reported
 		}
-		d, err := parseChunk(src, c.start, c.end)
+		d, err := parseChunk(declParser, src, c.start, c.end)
 		if err != nil {
 			if c.lexErr {
 				continue // the bad character is already reported
 			}
-			if op, next, ok := missingOperand(toks, c.start, c.end); ok {
+			if _, err0 := parseChunk(errParser, src, c.start, c.end); err0 != nil {
+				err = err0
+			}
+			var ute *participle.UnexpectedTokenError
+			if errors.As(err, &ute) && !ute.Unexpected.EOF() && expectation(ute) == "" {
+				// A complete declaration followed by tokens that start none.
+				at := ute.Unexpected.Pos.Offset
+				diags.Errorf(diag.Span{Src: src, Start: at, End: at + len(ute.Unexpected.Value)},
+					"unexpected %s after the end of this declaration; remove it, or move it into a kernel body", describe(ute.Unexpected))
+				if d, err := parseChunk(declParser, src, c.start, at); err == nil {
+					f.Decls = append(f.Decls, convertDecl(src, d))
+				}
+				continue
+			}
+			if op, next, ok := missingOperand(toks, c.start, c.end); ok && expectsOperand(err) {
 				span := diag.Span{Src: src, Start: next.Pos.Offset, End: next.Pos.Offset + len(next.Value)}
 				if next.EOF() || next.Pos.Offset >= c.end {
 					span = diag.Span{Src: src, Start: op.Pos.Offset, End: op.Pos.Offset + len(op.Value)}
@@ -104,7 +126,7 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 				diags.Errorf(span, "expected an operand after '%s', found %s", op.Value, describeAt(next, c.end))
 				continue
 			}
-			reportSyntax(diags, src, err)
+			reportSyntax(diags, src, toks, err)
 			continue
 		}
 		f.Decls = append(f.Decls, convertDecl(src, d))
@@ -130,9 +152,19 @@ func firstWord(s string) string {
 	return s[:end]
 }
 
+// errParser is declParser without lookahead. It is used only to report a
+// syntax error: committing to a branch as soon as the branch has consumed a
+// token, it reports the token where the input left the grammar ('N: 4'
+// in an instance: the ':') rather than where the branch began (the 'N').
+var errParser = participle.MustBuild[gDecl](
+	participle.Lexer(kgLexer),
+	participle.Elide("Whitespace", "LineComment", "BlockComment"),
+	participle.UseLookahead(0),
+)
+
 // parseChunk parses the declaration in src.Text[start:end]. The text before
 // it is blanked rather than cut so that positions stay those of the file.
-func parseChunk(src *diag.Source, start, end int) (*gDecl, error) {
+func parseChunk(p *participle.Parser[gDecl], src *diag.Source, start, end int) (*gDecl, error) {
 	var b strings.Builder
 	b.Grow(end)
 	for i := 0; i < start; i++ {
@@ -143,10 +175,10 @@ func parseChunk(src *diag.Source, start, end int) (*gDecl, error) {
 		}
 	}
 	b.WriteString(src.Text[start:end])
-	return declParser.ParseString(src.Name, b.String())
+	return p.ParseString(src.Name, b.String())
 }
 
-func reportSyntax(diags *diag.List, src *diag.Source, err error) {
+func reportSyntax(diags *diag.List, src *diag.Source, toks []lexer.Token, err error) {
 	var perr participle.Error
 	if !errors.As(err, &perr) {
 		diags.Errorf(diag.Span{Src: src}, "syntax error: %v", err)
@@ -157,11 +189,23 @@ func reportSyntax(diags *diag.List, src *diag.Source, err error) {
 	var ute *participle.UnexpectedTokenError
 	if errors.As(err, &ute) {
 		span.End = pos.Offset + max(1, len(ute.Unexpected.Value))
+		want := expectation(ute)
+		if ute.Unexpected.EOF() && want != "" {
+			// The declaration ends early: at the end of the file or where
+			// the next one begins. Point just after its last token.
+			where := "the end of the file"
+			if pos.Offset < len(src.Text) {
+				where = "the next declaration"
+			}
+			end := lastTokenEnd(toks, pos.Offset)
+			diags.Errorf(diag.Span{Src: src, Start: end, End: end}, "expected %s before %s", want, where)
+			return
+		}
 		if ute.Unexpected.EOF() {
 			span.End = span.Start
 		}
 		msg := "unexpected " + describe(ute.Unexpected)
-		if want := expectation(ute); want != "" {
+		if want != "" {
 			msg += "; expected " + want
 		}
 		diags.Errorf(span, "%s", msg)
@@ -239,6 +283,36 @@ func missingOperand(toks []lexer.Token, start, end int) (lexer.Token, lexer.Toke
 	return lexer.Token{}, lexer.Token{}, false
 }
 
+// lastTokenEnd returns the end offset of the last token before off that is
+// not whitespace or a comment.
+func lastTokenEnd(toks []lexer.Token, off int) int {
+	end := 0
+	for _, t := range toks {
+		if t.EOF() || t.Pos.Offset >= off {
+			break
+		}
+		if t.Type != tokWhitespace && t.Type != tokLineComment && t.Type != tokBlockComment {
+			end = t.Pos.Offset + len(t.Value)
+		}
+	}
+	return end
+}
+
+// expectsOperand reports whether a syntax error is one where an expression
+// operand was wanted (or the parser could not say), so that a dangling
+// operator explains it.
+func expectsOperand(err error) bool {
+	var ute *participle.UnexpectedTokenError
+	if !errors.As(err, &ute) {
+		return true
+	}
+	switch expectation(ute) {
+	case "", "an expression", "an operand", "an index":
+		return true
+	}
+	return false
+}
+
 var needsOperandAfter = map[string]bool{
 	"||": true, "&&": true, "==": true, "!=": true, "<=": true, ">=": true,
 	"+": true, "-": true, "*": true, "/": true, "%": true, "??": true, "?": true, ":": true, ",": true,
@@ -267,6 +341,23 @@ func describe(t lexer.Token) string {
 		return fmt.Sprintf("name '%s'", t.Value)
 	}
 	return fmt.Sprintf("'%s'", t.Value)
+}
+
+// charHint names the fix for a character outside the language.
+func charHint(r rune) string {
+	switch r {
+	case '#':
+		return "; write comments with '//'"
+	case '&':
+		return "; use '&&' for a logical and"
+	case '|':
+		return "; use '||' for a logical or"
+	case '^':
+		return "; use pow(x, y) for a power"
+	case '.':
+		return "; write numbers with a digit before the point, as in 0.5"
+	}
+	return "; remove it"
 }
 
 func quoteRune(r rune) string {

@@ -7,10 +7,14 @@ import (
 )
 
 // suggest returns the candidate closest to name by edit distance (ignoring
-// case, then by case-sensitive distance), or "" if none is close enough to
-// be a plausible typo.
+// case; a swap of two neighbouring letters counts as one edit), or "" if
+// none is close enough to be a plausible typo. A one-letter name is only
+// matched by a change of case: any two letters are one edit apart.
 func suggest(name string, candidates []string) string {
 	best, bestDist := "", max(1, (len(name)+1)/3)+1
+	if len(name) <= 1 {
+		bestDist = 1
+	}
 	for _, c := range slices.Sorted(slices.Values(candidates)) {
 		if c == name {
 			continue
@@ -31,7 +35,11 @@ func didYouMean(name string, candidates []string) string {
 	return ""
 }
 
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and swaps of adjacent characters ("f23" for
+// "f32") each count as one edit.
 func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -45,8 +53,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

@@ -350,6 +350,8 @@ func FormatValue(c *Const) string {
 	switch {
 	case c.T == Bool:
 		s = strconv.FormatBool(c.I != 0)
+	case c.T == F32 && float64(float32(c.F)) == c.F:
+		s = formatFloat(c.F, 32) // the shortest text that reads back as this f32
 	case c.T.IsFloat():
 		s = FormatFloat(c.F)
 	default:
@@ -359,7 +361,9 @@ func FormatValue(c *Const) string {
 }
 
 // FormatFloat renders a float literal that reads back as the same float64.
-func FormatFloat(v float64) string {
+func FormatFloat(v float64) string { return formatFloat(v, 64) }
+
+func formatFloat(v float64, bits int) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "inf"
@@ -368,7 +372,7 @@ func FormatFloat(v float64) string {
 	case math.IsNaN(v):
 		return "nan"
 	}
-	s := strconv.FormatFloat(v, 'g', -1, 64)
+	s := strconv.FormatFloat(v, 'g', -1, bits)
 	if !strings.ContainsAny(s, ".e") {
 		s += ".0"
 	}

@@ -128,8 +128,14 @@ func (v *verifier) expr(e Expr) {
 		if e.X.Type() != e.Y.Type() {
 			v.errorf("operands of %s differ: %s and %s in %s", e.Op, e.X.Type(), e.Y.Type(), Format(e))
 		}
-		if (e.Op == And || e.Op == Or) != (e.X.Type() == Bool) {
-			v.errorf("%s applied to %s", e.Op, e.X.Type())
+		switch {
+		case e.Op == And || e.Op == Or:
+			if e.X.Type() != Bool {
+				v.errorf("%s applied to %s", e.Op, e.X.Type())
+			}
+		case e.Op == Eq || e.Op == Ne:
+		case e.X.Type() == Bool:
+			v.errorf("%s applied to bool", e.Op)
 		}
 	case *Select:
 		v.expr(e.Cond)

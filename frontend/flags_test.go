@@ -1,0 +1,5 @@
+package frontend
+
+import "flag"
+
+var update = flag.Bool("update", false, "rewrite golden files")

@@ -183,3 +183,41 @@ func Inlinable(k *Kernel, t *Tensor) (bool, string) {
 	}
 	return true, fmt.Sprintf("it is elementwise; %d use(s) recompute it", uses)
 }
+
+// Work estimates the scalar operations a kernel performs at env: for each
+// statement, its points times the points of the reductions under it. The
+// interpreter and runners use it to refuse sizes that would take hours.
+func Work(k *Kernel, env *Env) float64 {
+	extent := func(ix *Index) float64 {
+		lo, err1 := env.Int(ix.Lo)
+		hi, err2 := env.Int(ix.Hi)
+		if err1 != nil || err2 != nil || hi <= lo {
+			return 0
+		}
+		return float64(hi - lo)
+	}
+	var reduceWork func(e Expr) float64
+	reduceWork = func(e Expr) float64 {
+		w := 1.0
+		for _, c := range Children(e) {
+			w += reduceWork(c)
+		}
+		if r, ok := e.(*Reduce); ok {
+			n := 1.0
+			for _, ax := range r.Axes {
+				n *= extent(ax)
+			}
+			w *= n
+		}
+		return w
+	}
+	total := 0.0
+	for _, s := range k.Stmts {
+		points := 1.0
+		for _, ix := range s.Index {
+			points *= extent(ix)
+		}
+		total += points * reduceWork(s.Value)
+	}
+	return total
+}

@@ -53,6 +53,7 @@ DIR/NAME.npy (bf16 as float32, which numpy can hold), and with
 			dist := fs.String("dist", "normal", "distribution of generated inputs: normal, uniform, large, ints")
 			show := fs.Int("show", 8, "print at most this many values of each output")
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
+			force := fs.Bool("force", false, "run even when the sizes would take the interpreter very long")
 			return func(args []string) int {
 				if len(args) != 1 {
 					return usageError("eval", "want exactly one FILE")
@@ -77,7 +78,7 @@ DIR/NAME.npy (bf16 as float32, which numpy can hold), and with
 					fmt.Fprintf(stderr, "kgen eval: %v\n", err)
 					return exitUser
 				}
-				e := &evaluation{k: k, inst: inst, shape: shape, ins: ins, dist: d, seed: *seed}
+				e := &evaluation{k: k, inst: inst, shape: shape, ins: ins, dist: d, seed: *seed, force: *force}
 				return e.run(*out, *saveInputs, *show)
 			}
 		},
@@ -91,7 +92,12 @@ type evaluation struct {
 	ins   inFlag
 	dist  tensor.Dist
 	seed  uint64
+	force bool
 }
+
+// maxWork is the most expression evaluations eval runs without --force:
+// about a minute of the interpreter on a laptop.
+const maxWork = 2e10
 
 func (e *evaluation) fail(format string, args ...any) int {
 	fmt.Fprintf(stderr, "kgen eval: %s\n", fmt.Sprintf(format, args...))
@@ -107,6 +113,9 @@ func (e *evaluation) run(outDir string, saveInputs bool, show int) int {
 	env, err := e.bind(given)
 	if err != nil {
 		return e.fail("%v", err)
+	}
+	if w := ir.Work(k, env); w > maxWork && !e.force {
+		return e.fail("%s at %s is about %.2g operations, too many for the interpreter (it checks kernels at small and medium sizes); give smaller sizes with --shape, or --force", k.Name, env, w)
 	}
 	var diags diag.List
 	if !frontend.CheckBounds(k, env, &diags, "these sizes") {

@@ -834,10 +834,10 @@ func (c *compiler) compare(e *ir.Binary) (bfn, error) {
 			return nil, err
 		}
 		switch e.Op {
-		case ir.And: // both sides are evaluated
-			return func(f *frame) bool { a, b := x(f), y(f); return a && b }, nil
+		case ir.And: // short-circuit, as in C: a guard protects the read after it
+			return func(f *frame) bool { return x(f) && y(f) }, nil
 		case ir.Or:
-			return func(f *frame) bool { a, b := x(f), y(f); return a || b }, nil
+			return func(f *frame) bool { return x(f) || y(f) }, nil
 		}
 		xi := func(f *frame) int64 { return b2i(x(f)) }
 		yi := func(f *frame) int64 { return b2i(y(f)) }

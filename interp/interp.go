@@ -23,11 +23,11 @@
 //   - Integer / and % are floor division and floor modulo; integer division
 //     by zero is a *RunError. Float % is floor modulo x - floor(x/y)*y;
 //     float division follows IEEE 754.
-//   - && and || evaluate both operands (there are no side effects; an
-//     out-of-range read on either side is an error even if the other side
-//     decides the result). c ? a : b evaluates only the chosen branch, so a
-//     read guarded by a condition never faults when the condition excludes
-//     it.
+//   - && and || short-circuit, as in C: the right operand is evaluated
+//     only when the left does not decide the result, and c ? a : b
+//     evaluates only the chosen branch, so a read guarded by a condition
+//     (i > 0 && X[i - 1] > 0, or i > 0 ? X[i - 1] : 0) never faults when
+//     the condition excludes it.
 //   - T[i, ...] ?? v yields v when any index is outside [0, extent); v is
 //     evaluated only then. Without ?? an out-of-range read is a *RunError at
 //     the read's span.

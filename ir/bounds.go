@@ -13,7 +13,8 @@ type interval struct{ lo, hi int64 }
 
 // OutOfRange finds, by interval arithmetic at the sizes of env, every read
 // without `??` that can fall outside its tensor. Reads under a ?: branch
-// are skipped, since the condition may guard them, and so are indices the
+// or on the right of && and || are skipped, since the condition may guard
+// them, and so are indices the
 // analysis cannot bound (values read from tensors); the interpreter checks
 // those at run time. The analysis may over-approximate (x - x spans
 // -N..N), never under-approximate.
@@ -67,6 +68,11 @@ func (b *bounds) expr(e Expr) {
 	switch e := e.(type) {
 	case *Select:
 		b.expr(e.Cond)
+	case *Binary:
+		b.expr(e.X)
+		if e.Op != And && e.Op != Or { // the right of && and || may be guarded by the left
+			b.expr(e.Y)
+		}
 	case *Reduce:
 		for _, ax := range e.Axes {
 			if !b.bind(ax) {

@@ -157,7 +157,7 @@ func (p *printer) kernel(k *Kernel) {
 	}
 	w.WriteString(" {\n")
 	for _, s := range k.Stmts {
-		p.stmt(s)
+		p.stmt(k, s)
 	}
 	w.WriteString("}\n")
 }
@@ -183,7 +183,7 @@ func (p *printer) shape(shape []Expr) {
 	p.sb.WriteString("]")
 }
 
-func (p *printer) stmt(s *Stmt) {
+func (p *printer) stmt(k *Kernel, s *Stmt) {
 	w := &p.sb
 	w.WriteString("  ")
 	if s.Target.Kind == Let {
@@ -200,6 +200,13 @@ func (p *printer) stmt(s *Stmt) {
 	p.expr(s.Value, 0)
 	if !p.canonical {
 		fmt.Fprintf(w, "  // %s", Classify(s))
+		if s.Target.Kind == Let {
+			if ok, _ := Inlinable(k, s.Target); ok {
+				w.WriteString(", inlinable")
+			} else {
+				w.WriteString(", materialized")
+			}
+		}
 	}
 	w.WriteString("\n")
 }

@@ -14,9 +14,8 @@ type interval struct{ lo, hi int64 }
 // OutOfRange finds, by interval arithmetic at the sizes of env, every read
 // without `??` that can fall outside its tensor. Reads under a ?: branch
 // or on the right of && and || are skipped, since the condition may guard
-// them, and so are indices the
-// analysis cannot bound (values read from tensors); the interpreter checks
-// those at run time. The analysis may over-approximate (x - x spans
+// them, and so are indices the analysis cannot bound (values read from
+// tensors); the interpreter checks those at run time. The analysis may over-approximate (x - x spans
 // -N..N), never under-approximate.
 func OutOfRange(k *Kernel, env *Env) []RangeViolation {
 	b := &bounds{env: env, ranges: map[*Index]interval{}}

@@ -88,4 +88,3 @@ func checkShape(files []*loaded, shape shapeFlag, diags *diag.List) int {
 	}
 	return exitOK
 }
-

@@ -143,7 +143,7 @@ func (c *checker) checkFnCycles() {
 			switch state[call.Fn.Name] {
 			case active:
 				cycle := append(path[indexOf(path, call.Fn.Name):], call.Fn.Name)
-				c.errorf(call.Fn.Span, "fn '%s' calls itself (%s); fns are inlined, so they cannot recurse", call.Fn.Name, strings.Join(cycle, " -> "))
+				c.errorf(call.Fn.Span, "fn '%s' calls itself (%s); fns are inlined, so they cannot recurse: remove the recursive call", call.Fn.Name, strings.Join(cycle, " -> "))
 			case unvisited:
 				visit(call.Fn.Name, path)
 			}
@@ -418,7 +418,7 @@ func (c *checker) instance(d *InstanceDecl) {
 		c.errorf(d.Span, "instance %s: %v; choose sizes for which every derived dim is defined and >= 0", d.Name.Name, err)
 		return
 	}
-	if CheckBounds(k, env, c.diags, "instance "+d.Name.Name) {
+	if checkBounds(k, env, c.diags, "instance "+d.Name.Name, d.Span) {
 		c.prog.Instances = append(c.prog.Instances, &ir.Instance{Name: d.Name.Name, Span: d.Span, Kernel: k, Env: env})
 	}
 }
@@ -445,11 +445,29 @@ func findParam(k *ir.Kernel, name string) *ir.Param {
 // tensor at the concrete sizes of env; where says which sizes (an instance,
 // or the command line's). It returns whether all reads are in range.
 func CheckBounds(k *ir.Kernel, env *ir.Env, diags *diag.List, where string) bool {
+	return checkBounds(k, env, diags, where, diag.Span{})
+}
+
+// sourceText is an expression as the user wrote it, or as the IR prints it
+// when it has no span.
+func sourceText(e ir.Expr) string {
+	if sp := e.Pos(); sp.IsValid() && sp.End > sp.Start {
+		return sp.Src.Text[sp.Start:sp.End]
+	}
+	return ir.Format(e)
+}
+
+// checkBounds is CheckBounds with a note at the place that gave the sizes,
+// when there is one (an instance).
+func checkBounds(k *ir.Kernel, env *ir.Env, diags *diag.List, where string, at diag.Span) bool {
 	ok := true
 	for _, v := range ir.OutOfRange(k, env) {
 		ok = false
-		diags.Errorf(v.Load.Span, "read of %s can fall out of range for %s (%s): index %d (%s) takes values %d..%d but %s has extent %d there; pad the read with '?? 0' or narrow the index",
-			v.Load.Tensor.Name, where, env, v.Dim+1, ir.Format(v.Load.Index[v.Dim]), v.Lo, v.Hi, v.Load.Tensor.Name, v.Extent)
+		d := diags.Errorf(v.Load.Span, "read of %s can fall out of range for %s (%s): index %d (%s) takes values %d..%d but %s has extent %d there; pad the read with '?? 0' or narrow the index",
+			v.Load.Tensor.Name, where, env, v.Dim+1, sourceText(v.Load.Index[v.Dim]), v.Lo, v.Hi, v.Load.Tensor.Name, v.Extent)
+		if at.IsValid() {
+			d.Notef(at, "the sizes come from %s", where)
+		}
 	}
 	return ok
 }

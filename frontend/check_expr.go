@@ -256,6 +256,9 @@ func (kc *kernelChecker) load(e *Access, dflt Expr, sc *scope) value {
 		}
 		kc.errorf(e.Name.Span, "unknown tensor '%s'%s", e.Name.Name, hint)
 		return bad
+	case s.tensor == nil && kc.broken[e.Name.Name]:
+		kc.poisoned = true // a clash already reported
+		return bad
 	case s.tensor == nil:
 		kc.errorf(e.Name.Span, "'%s' is %s, not a tensor; only tensors are indexed: write plain '%s'", e.Name.Name, s.aKind(), e.Name.Name)
 		return bad
@@ -458,6 +461,10 @@ func (kc *kernelChecker) binary(e *BinaryExpr, sc *scope) value {
 		return bad
 	}
 	op := binaryOps[e.Op]
+	if inner, ok := e.X.(*BinaryExpr); ok && op.IsCompare() && binaryOps[inner.Op].IsCompare() {
+		kc.errorf(e.OpSpan, "comparisons do not chain; write '%s && %s %s %s'", exprText(inner), exprText(inner.Y), e.Op, exprText(e.Y))
+		return bad
+	}
 	what := fmt.Sprintf("'%s'", e.Op)
 	t, ok := kc.unify(e.OpSpan, what, x, y)
 	if !ok {
@@ -648,8 +655,9 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 	for _, it := range e.Axes {
 		n, isName := it.X.(*Name)
 		if !isName {
-			kc.errorf(it.X.Pos(), "a reduction axis is a plain index name, as in %s[k](...) or %s[k in 0..K](...)", e.Op.Name, e.Op.Name)
+			kc.errorf(it.X.Pos(), "a reduction axis is a plain index name; write %s[k](...) or %s[k in 0..K](...)", e.Op.Name, e.Op.Name)
 			ok = false
+			kc.adoptNames(it.X, inner)
 			continue
 		}
 		ix := &ir.Index{Name: n.Name, Span: n.Span}
@@ -691,6 +699,10 @@ func (kc *kernelChecker) reduce(e *ReduceExpr, sc *scope) value {
 		return bad
 	}
 	acc := kc.k.Acc
+	if acc.IsInt() && bt.IsFloat() {
+		kc.errorf(e.Span, "this %s reduces %s values, which @acc(%s) would truncate to integers; use a float type in @acc, e.g. @acc(f32)", e.Op.Name, bt, acc)
+		return bad
+	}
 	if acc == ir.Invalid {
 		switch {
 		case bt == ir.F64:

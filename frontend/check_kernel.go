@@ -296,6 +296,9 @@ func (kc *kernelChecker) attr(a *Attr) {
 		if kc.k.Acc != ir.Invalid {
 			kc.errorf(a.Span, "@acc is given twice; remove one")
 		}
+		if t == ir.F16 || t == ir.BF16 {
+			kc.diags.Warnf(v.Span, "@acc(%s) accumulates in %s, which loses precision on long reductions (the reference interpreter still sums in f64); use @acc(f32) unless that is the point", t, t)
+		}
 		kc.k.Acc = t
 	default:
 		hint := ""
@@ -364,15 +367,7 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 		if !isName {
 			kc.errorf(it.X.Pos(), "the left-hand side takes plain index names, one per dimension, not expressions; use a name here and move the arithmetic into the reads on the right-hand side")
 			ok = false
-			// Its names still count as indices, so that the right-hand
-			// side is checked without follow-on errors.
-			walkAST(it.X, func(e Expr) {
-				if n, isName := e.(*Name); isName && scope.lookupIndex(n.Name) == nil {
-					if _, isSym := kc.syms[n.Name]; !isSym && !reserved[n.Name] {
-						scope.indices[n.Name] = &ir.Index{Name: n.Name, Span: n.Span, Lo: ir.IntConst(0)}
-					}
-				}
-			})
+			kc.adoptNames(it.X, scope)
 			continue
 		}
 		ix := &ir.Index{Name: n.Name, Span: n.Span, Lo: ir.IntConst(0)}
@@ -436,6 +431,19 @@ func (kc *kernelChecker) stmt(s *Stmt) {
 	st.Value = kc.convert(value, target.DType, s.Value.Pos())
 	kc.written[target] = true
 	kc.k.Stmts = append(kc.k.Stmts, st)
+}
+
+// adoptNames declares the unknown names of a malformed index item (an
+// expression where an index name belongs) as indices of sc, so that the
+// expressions that use them are checked without follow-on errors.
+func (kc *kernelChecker) adoptNames(e Expr, sc *scope) {
+	walkAST(e, func(e Expr) {
+		if n, isName := e.(*Name); isName && sc.lookupIndex(n.Name) == nil {
+			if _, isSym := kc.syms[n.Name]; !isSym && !reserved[n.Name] {
+				sc.indices[n.Name] = &ir.Index{Name: n.Name, Span: n.Span, Lo: ir.IntConst(0)}
+			}
+		}
+	})
 }
 
 // checkIndexName checks that an index name is new in its scope and does

@@ -68,8 +68,7 @@ func checkShape(files []*loaded, shape shapeFlag, diags *diag.List) int {
 			}
 			env, err := bindShape(k, sub)
 			if err != nil {
-				diags.Errorf(k.Span, "kernel %s at --shape %s: %v", k.Name, shape.String(), err)
-				continue
+				return usageError("check", "--shape for kernel %s: %v", k.Name, err)
 			}
 			frontend.CheckBounds(k, env, diags, "--shape")
 		}

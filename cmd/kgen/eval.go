@@ -111,6 +111,10 @@ func (e *evaluation) run(outDir string, saveInputs bool, show int) int {
 		return e.fail("%v", err)
 	}
 	env, err := e.bind(given)
+	var bad badSizes
+	if errors.As(err, &bad) {
+		return usageError("eval", "%v", err)
+	}
 	if err != nil {
 		return e.fail("%v", err)
 	}
@@ -265,8 +269,16 @@ func (e *evaluation) bind(given map[*ir.Tensor]*tensor.Tensor) (*ir.Env, error) 
 	for n, v := range e.shape {
 		vals[n] = v
 	}
-	return bindShape(e.k, vals)
+	env, err := bindShape(e.k, vals)
+	if err != nil {
+		return nil, badSizes{err}
+	}
+	return env, nil
 }
+
+// badSizes is a size or param that the command line gave wrong, or did not
+// give: a usage error.
+type badSizes struct{ error }
 
 func sameShape(a, b []int64) bool {
 	if len(a) != len(b) {

@@ -125,6 +125,29 @@ func (b *bounds) interval(e Expr) (interval, bool) {
 			return interval{-x.hi, -x.lo}, true
 		}
 	case *Call:
+		if e.Fn == Abs {
+			x, ok := b.interval(e.Args[0])
+			switch {
+			case !ok:
+				return interval{}, false
+			case x.lo >= 0:
+				return x, true
+			case x.hi <= 0:
+				return interval{-x.hi, -x.lo}, true
+			}
+			return interval{0, max(-x.lo, x.hi)}, true
+		}
+		if e.Fn == Clamp {
+			x, okx := b.interval(e.Args[0])
+			lo, oklo := b.interval(e.Args[1])
+			hi, okhi := b.interval(e.Args[2])
+			if !okx || !oklo || !okhi {
+				return interval{}, false
+			}
+			// clamp(x, lo, hi) = min(max(x, lo), hi)
+			m := interval{max(x.lo, lo.lo), max(x.hi, lo.hi)}
+			return interval{min(m.lo, hi.lo), min(m.hi, hi.hi)}, true
+		}
 		if e.Fn == MinFn || e.Fn == MaxFn {
 			x, okx := b.interval(e.Args[0])
 			y, oky := b.interval(e.Args[1])

@@ -465,6 +465,14 @@ func (kc *kernelChecker) binary(e *BinaryExpr, sc *scope) value {
 		kc.errorf(e.OpSpan, "comparisons do not chain; write '%s && %s %s %s'", exprText(inner), exprText(inner.Y), e.Op, exprText(e.Y))
 		return bad
 	}
+	if op == ir.And || op == ir.Or {
+		for _, v := range []value{x, y} {
+			if t := v.e.Type(); t != ir.Bool {
+				kc.errorf(e.OpSpan, "'%s' needs bools on both sides, not %s; compare the number first, e.g. 'x > 0'", e.Op, t)
+				return bad
+			}
+		}
+	}
 	what := fmt.Sprintf("'%s'", e.Op)
 	t, ok := kc.unify(e.OpSpan, what, x, y)
 	if !ok {

@@ -296,6 +296,9 @@ func (kc *kernelChecker) attr(a *Attr) {
 		if kc.k.Acc != ir.Invalid {
 			kc.errorf(a.Span, "@acc is given twice; remove one")
 		}
+		if t == ir.I8 || t == ir.U8 || t == ir.I32 {
+			kc.diags.Warnf(v.Span, "@acc(%s) accumulates in %s, which wraps on overflow on the GPU (the reference interpreter sums in i64); use @acc(i64) unless that is the point", t, t)
+		}
 		if t == ir.F16 || t == ir.BF16 {
 			kc.diags.Warnf(v.Span, "@acc(%s) accumulates in %s, which loses precision on long reductions (the reference interpreter still sums in f64); use @acc(f32) unless that is the point", t, t)
 		}
@@ -522,6 +525,12 @@ func plural(n int, one, many string) string {
 // readBeforeWrite reports a read of an output or let before the statement
 // that writes it.
 func (kc *kernelChecker) readBeforeWrite(t *ir.Tensor, span diag.Span) {
+	for _, s := range kc.decl.Stmts {
+		if s.Name.Name == t.Name && s.Span.Start <= span.Start && span.End <= s.Span.End {
+			kc.errorf(span, "'%s' is read by the statement that writes it; a statement cannot read its own result (there are no recurrences): compute it from the inputs, e.g. a running sum as sum[j in 0..N](j <= i ? A[j] : 0)", t.Name)
+			return
+		}
+	}
 	d := kc.errorf(span, "'%s' is read before it is written; statements run in order: move the statement that writes '%s' above this one", t.Name, t.Name)
 	for _, s := range kc.decl.Stmts {
 		if s.Name.Name == t.Name && s.Name.Span.Start > span.Start {

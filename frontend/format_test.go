@@ -1,6 +1,7 @@
 package frontend
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -120,7 +121,13 @@ func checkFormat(t testing.TB, src string) string {
 			t.Errorf("line %d has trailing blanks: %q", i+1, l)
 		}
 	}
-	if strings.Contains(out, "\n\n\n") {
+	code := []byte(out) // the output with its comments blanked out
+	for _, c := range g.Comments {
+		for i := c.Span.Start; i < c.Span.End; i++ {
+			code[i] = 'x'
+		}
+	}
+	if strings.Contains(string(code), "\n\n\n") {
 		t.Errorf("output has two blank lines in a row:\n%s", out)
 	}
 	if again := string(Format(g)); again != out {
@@ -172,6 +179,7 @@ func FuzzFormat(f *testing.F) {
 			f.Add(string(af.Data))
 		}
 	}
+	f.Add("/*\n\n\n*/") // blank lines inside a comment are kept
 	for _, file := range examples {
 		if src, err := os.ReadFile(file); err == nil {
 			f.Add(string(src))
@@ -201,6 +209,8 @@ var commentForms = []string{
 	";",
 }
 
+var thorough = flag.Bool("fmt.thorough", false, "TestFormatCommentPlacement: try every comment form in every gap, on the examples too")
+
 // TestFormatCommentPlacement inserts comments (and blank lines and `;`)
 // into every gap between two tokens of the golden inputs and checks the
 // formatter's invariants on the result; then it inserts several at once.
@@ -218,46 +228,59 @@ func TestFormatCommentPlacement(t *testing.T) {
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, src := range srcs {
-		var gaps []int
-		for _, tk := range (&printer{src: src}).lexed() {
-			gaps = append(gaps, tk.off)
-		}
-		try := func(s string) {
-			var dl diag.List
-			Parse(diag.NewSource("in.kg", s), &dl)
-			if !dl.HasErrors() {
-				checkFormat(t, s)
+	if *thorough {
+		examples, _ := filepath.Glob(filepath.Join("..", "examples", "*.kg"))
+		for _, file := range examples {
+			if src, err := os.ReadFile(file); err == nil {
+				srcs = append(srcs, string(src))
 			}
 		}
-		// Every gap gets one of the forms, in rotation; -short tries
-		// fewer gaps.
-		per, step := 1, 1
-		if testing.Short() {
-			step = 4
-		}
-		for i := 0; i < len(gaps); i += step {
-			for k := range per {
-				c := commentForms[(i*per+k)%len(commentForms)]
-				try(src[:gaps[i]] + c + src[gaps[i]:])
+	}
+	for n, src := range srcs {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			if *thorough {
+				t.Parallel()
 			}
-		}
-		for range 40 / step {
-			s := src
-			for range 1 + rng.IntN(6) {
-				at := rng.IntN(len(s) + 1)
-				// Insert at a token boundary of the current text.
-				toks := (&printer{src: s}).lexed()
-				if len(toks) > 0 {
-					at = toks[rng.IntN(len(toks))].off
+			rng := rand.New(rand.NewPCG(1, uint64(n)))
+			var gaps []int
+			for _, tk := range (&printer{src: src}).lexed() {
+				gaps = append(gaps, tk.off)
+			}
+			try := func(s string) {
+				var dl diag.List
+				Parse(diag.NewSource("in.kg", s), &dl)
+				if !dl.HasErrors() {
+					checkFormat(t, s)
 				}
-				s = s[:at] + commentForms[rng.IntN(len(commentForms))] + s[at:]
 			}
-			try(s)
-		}
-		if t.Failed() {
-			return
-		}
+			// Every gap gets one of the forms, in rotation (all of them
+			// with -fmt.thorough); -short tries fewer gaps.
+			per, step, multi := 1, 1, 40
+			switch {
+			case *thorough:
+				per, multi = len(commentForms), 2000
+			case testing.Short():
+				step, multi = 4, 10
+			}
+			for i := 0; i < len(gaps) && !t.Failed(); i += step {
+				for k := range per {
+					c := commentForms[(i*per+k)%len(commentForms)]
+					try(src[:gaps[i]] + c + src[gaps[i]:])
+				}
+			}
+			for range multi {
+				if t.Failed() {
+					return
+				}
+				s := src
+				for range 1 + rng.IntN(6) {
+					// Insert at a token boundary of the current text.
+					toks := (&printer{src: s}).lexed()
+					at := toks[rng.IntN(len(toks))].off
+					s = s[:at] + commentForms[rng.IntN(len(commentForms))] + s[at:]
+				}
+				try(s)
+			}
+		})
 	}
 }

@@ -55,8 +55,8 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 			f.Comments = append(f.Comments, Comment{Span: span, Text: t.Value})
 			continue
 		case tokInvalid:
-			r, _ := utf8.DecodeRuneInString(src.Text[off:])
-			span.End = off + max(1, utf8.RuneLen(r))
+			r, size := utf8.DecodeRuneInString(src.Text[off:])
+			span.End = off + max(1, size) // an invalid byte is one byte, not U+FFFD's three
 			diags.Errorf(span, "unexpected character %s%s", quoteRune(r), charHint(r))
 			lexErrAt[off] = true
 		case tokOpenComment:
@@ -355,7 +355,7 @@ func charHint(r rune) string {
 	case '^':
 		return "; use pow(x, y) for a power"
 	case '.':
-		return "; write numbers with a digit before the point, as in 0.5"
+		return "; a number has digits on both sides of its point: write 0.5, not .5, and 5.0, not 5."
 	}
 	return "; remove it"
 }

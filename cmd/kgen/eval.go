@@ -33,8 +33,8 @@ Eval runs kernel (or instance) K of FILE with kgen's reference interpreter,
 which computes in float64 and rounds exactly where the language says (stores
 and casts), and prints a summary of each output.
 
-Sizes come from the instance, from --shape, and from the shapes of the .npy
-inputs given with --in (in that order of precedence, lowest first). Inputs
+Sizes come from the instance, then from the shapes of the .npy inputs given
+with --in, then from --shape; each overrides the one before. Inputs
 not given are generated from --seed and --dist (normal, uniform, large,
 ints). --in takes NAME=FILE.npy or, positionally, FILE.npy for the next
 input in declaration order; inputs of another dtype are converted with the

@@ -231,7 +231,7 @@ func (c *checker) parseLiteral(lit *Literal, t ir.DType, what string) *ir.Const 
 		if neg {
 			v = -v
 		}
-		if lo, hi := intRange(t); v < lo || v > hi {
+		if lo, hi := t.IntRange(); v < lo || v > hi {
 			c.errorf(lit.Span, "%s is %s; %s is outside its range: choose a value in %d..%d", what, t, text, lo, hi)
 			return nil
 		}
@@ -263,18 +263,6 @@ func isRangeErr(err error) bool {
 	return ok && ne.Err == strconv.ErrRange
 }
 
-func intRange(t ir.DType) (int64, int64) {
-	switch t {
-	case ir.I8:
-		return math.MinInt8, math.MaxInt8
-	case ir.U8:
-		return 0, math.MaxUint8
-	case ir.I32:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 // dtype resolves a type name, suggesting the closest dtype on a typo or
 // the dtype that another language's name stands for.
 func (c *checker) dtype(id Ident) ir.DType {
@@ -295,7 +283,7 @@ var dtypeAliases = map[string]string{
 
 // dtypeHint suggests a dtype for an unknown type name.
 func dtypeHint(name string) string {
-	if s := suggest(name, ir.DTypeNames()); s != "" {
+	if s := Suggest(name, ir.DTypeNames()); s != "" {
 		return fmt.Sprintf("; did you mean '%s'?", s)
 	}
 	var aliases []string
@@ -304,7 +292,7 @@ func dtypeHint(name string) string {
 	}
 	if a, ok := dtypeAliases[strings.ToLower(name)]; ok {
 		return fmt.Sprintf("; did you mean '%s'?", a)
-	} else if s := suggest(name, aliases); s != "" {
+	} else if s := Suggest(name, aliases); s != "" {
 		return fmt.Sprintf("; did you mean '%s'?", dtypeAliases[s])
 	}
 	return "; use one of " + strings.Join(ir.DTypeNames(), " ")

@@ -360,7 +360,7 @@ func (kc *kernelChecker) convert(v value, t ir.DType, span diag.Span) ir.Expr {
 			out.I = b2i(c.I != 0)
 		default:
 			out.I = c.I
-			if lo, hi := intRange(t); c.I < lo || c.I > hi {
+			if lo, hi := t.IntRange(); c.I < lo || c.I > hi {
 				return &ir.Cast{X: c, T: t, Span: span}
 			}
 		}

@@ -305,7 +305,7 @@ func (kc *kernelChecker) attr(a *Attr) {
 		kc.k.Acc = t
 	default:
 		hint := ""
-		if suggest(a.Name.Name, []string{"acc"}) != "" {
+		if Suggest(a.Name.Name, []string{"acc"}) != "" {
 			hint = " (did you mean '@acc'?)"
 		}
 		kc.diags.Warnf(a.Name.Span, "unknown attribute '@%s'%s; it is kept in the IR as a hint for lowering", a.Name.Name, hint)

@@ -258,7 +258,7 @@ func TestFormatCommentPlacement(t *testing.T) {
 			per, step, multi := 1, 1, 40
 			switch {
 			case *thorough:
-				per, multi = len(commentForms), 2000
+				per, multi = len(commentForms), 500
 			case testing.Short():
 				step, multi = 4, 10
 			}

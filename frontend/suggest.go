@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// suggest returns the candidate closest to name by edit distance (ignoring
+// Suggest returns the candidate closest to name by edit distance (ignoring
 // case; a swap of two neighbouring letters counts as one edit), or "" if
 // none is close enough to be a plausible typo. A one-letter name is only
 // matched by a change of case: any two letters are one edit apart.
-func suggest(name string, candidates []string) string {
+func Suggest(name string, candidates []string) string {
 	best, bestDist := "", max(1, (len(name)+1)/3)+1
 	if len(name) <= 1 {
 		bestDist = 1
@@ -29,7 +29,7 @@ func suggest(name string, candidates []string) string {
 
 // didYouMean formats a suggestion as a message suffix.
 func didYouMean(name string, candidates []string) string {
-	if s := suggest(name, candidates); s != "" {
+	if s := Suggest(name, candidates); s != "" {
 		return fmt.Sprintf("; did you mean '%s'?", s)
 	}
 	return ""

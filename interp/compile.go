@@ -1026,7 +1026,7 @@ func (c *compiler) castInt(e *ir.Cast) (ifn, error) {
 		if err != nil {
 			return nil, err
 		}
-		lo, hi := intBounds(dt)
+		lo, hi := dt.IntRange()
 		return func(f *frame) int64 { return truncSat(x(f), lo, hi) }, nil
 	case clsInt:
 		x, err := c.int(e.X)
@@ -1085,18 +1085,6 @@ func wrapInt(dt ir.DType, v int64) int64 {
 		return int64(int32(v))
 	}
 	return v
-}
-
-func intBounds(dt ir.DType) (lo, hi int64) {
-	switch dt {
-	case ir.I8:
-		return math.MinInt8, math.MaxInt8
-	case ir.U8:
-		return 0, math.MaxUint8
-	case ir.I32:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
 }
 
 // truncSat truncates v toward zero and clamps it to [lo, hi]; NaN gives 0.

@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // DType is the element type of a tensor or the type of a scalar expression.
 type DType uint8
@@ -84,4 +87,21 @@ func (t DType) Compute() DType {
 		return I64
 	}
 	return t
+}
+
+// IntRange is the range of values an integer dtype holds; bool counts as
+// 0..1. Float types report the i64 range, which conversions to them never
+// need.
+func (t DType) IntRange() (lo, hi int64) {
+	switch t {
+	case Bool:
+		return 0, 1
+	case I8:
+		return math.MinInt8, math.MaxInt8
+	case U8:
+		return 0, math.MaxUint8
+	case I32:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
 }

@@ -77,22 +77,12 @@ func PrintProgram(prog *Program) string {
 // differ only in names, comments, formatting, or in how fns and constant
 // subexpressions were written.
 func Hash(k *Kernel) string {
-	p := &printer{canonical: true, names: map[any]string{}}
-	for i, d := range k.Dims {
-		p.names[d] = fmt.Sprintf("D%d", i)
-	}
-	for i, prm := range k.Params {
-		p.names[prm] = fmt.Sprintf("P%d", i)
-	}
-	for i, t := range k.Tensors() {
-		p.names[t] = fmt.Sprintf("T%d", i)
-	}
-	p.kernel(k)
-	sum := sha256.Sum256([]byte(p.sb.String()))
+	sum := sha256.Sum256([]byte(CanonicalText(k)))
 	return hex.EncodeToString(sum[:])
 }
 
-// CanonicalText is the text Hash digests, for debugging cache keys.
+// CanonicalText is the text Hash digests: the kernel printed with every
+// name replaced by its kind and position, for debugging cache keys.
 func CanonicalText(k *Kernel) string {
 	p := &printer{canonical: true, names: map[any]string{}}
 	for i, d := range k.Dims {

@@ -80,7 +80,7 @@ func randInt(src *rand.PCG, dt ir.DType, d Dist) int64 {
 	lo, hi := int64(-8), int64(8)
 	switch d {
 	case Normal:
-		lo, hi := intBounds(dt)
+		lo, hi := dt.IntRange()
 		return min(max(int64(math.Round(3*normal(src))), lo), hi) // |3x| < 30, no overflow
 	case Large:
 		lo, hi = -100, 100

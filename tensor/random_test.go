@@ -117,7 +117,7 @@ func TestRandomIntRanges(t *testing.T) {
 	// Normal on integer types: round(3x), saturated.
 	for _, dt := range []ir.DType{ir.I8, ir.U8, ir.I32, ir.I64} {
 		x := Random(dt, []int64{20000}, Normal, 3)
-		lo, hi := intBounds(dt)
+		lo, hi := dt.IntRange()
 		var sum, sq float64
 		for i := range x.Len() {
 			v := x.Int(i)

@@ -68,24 +68,6 @@ func (t *Tensor) Len() int64 {
 	return n
 }
 
-// intBounds is the representable range of an integer dtype, used for
-// saturation; bool counts as [0, 1].
-func intBounds(dt ir.DType) (lo, hi int64) {
-	switch dt {
-	case ir.Bool:
-		return 0, 1
-	case ir.I8:
-		return math.MinInt8, math.MaxInt8
-	case ir.U8:
-		return 0, math.MaxUint8
-	case ir.I32:
-		return math.MinInt32, math.MaxInt32
-	case ir.I64:
-		return math.MinInt64, math.MaxInt64
-	}
-	panic(fmt.Sprintf("tensor: %v is not an integer dtype", dt))
-}
-
 // Float returns element i as a float64. The widening is exact except for
 // i64 values beyond 2^53, which are rounded to nearest even.
 func (t *Tensor) Float(i int64) float64 {
@@ -223,7 +205,7 @@ func RoundFloat(dt ir.DType, v float64) float64 {
 		}
 		return 0
 	case ir.I8, ir.U8, ir.I32, ir.I64:
-		lo, hi := intBounds(dt)
+		lo, hi := dt.IntRange()
 		return float64(truncSat(v, lo, hi)) // i64 extremes round to ±2^63, as Float would
 	case ir.F16:
 		return f16Float(f16Bits(v))

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -135,7 +136,7 @@ func (e *evaluation) run(outDir string, saveInputs bool, show int) int {
 			continue
 		}
 		want, _ := env.Shape(t)
-		if !sameShape(g.Shape, want) {
+		if !slices.Equal(g.Shape, want) {
 			return e.fail("input %s: %s has shape %v, but %s needs %v at %s", t.Name, e.inPath(t), g.Shape, t.Name, want, env)
 		}
 		if g.DType != t.DType {
@@ -279,18 +280,6 @@ func (e *evaluation) bind(given map[*ir.Tensor]*tensor.Tensor) (*ir.Env, error) 
 // badSizes is a size or param that the command line gave wrong, or did not
 // give: a usage error.
 type badSizes struct{ error }
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // printSummary prints an output's dtype, shape, statistics and its first
 // values.

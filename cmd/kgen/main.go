@@ -15,6 +15,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"kgen.dev/kgen/frontend"
 )
 
 // Exit codes.
@@ -150,37 +152,12 @@ func usageError(c string, format string, args ...any) int {
 	return exitUsage
 }
 
+// closest suggests the command, kernel or instance name nearest a typo.
 func closest(name string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := levenshtein(name, n); d < bestD {
-			best, bestD = n, d
-		}
+	if best := frontend.Suggest(name, names); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return ""
 }
 
 func init() {

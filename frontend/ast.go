@@ -8,6 +8,8 @@ type File struct {
 	Src      *diag.Source
 	Decls    []Decl
 	Comments []Comment
+	// Broken names the declarations that did not parse.
+	Broken []string
 }
 
 // Comment is a line (`//`) or block (`/* */`) comment.

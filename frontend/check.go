@@ -299,7 +299,7 @@ func dtypeHint(name string) string {
 }
 
 func (c *checker) instance(d *InstanceDecl) {
-	if c.failed[d.Kernel.Name] {
+	if c.failed[d.Kernel.Name] || slices.Contains(c.file.Broken, d.Kernel.Name) {
 		return // its errors are already reported
 	}
 	k := c.kernels[d.Kernel.Name]

@@ -101,6 +101,11 @@ func Parse(src *diag.Source, diags *diag.List) *File {
 		}
 		d, err := parseChunk(declParser, src, c.start, c.end)
 		if err != nil {
+			// Its name is known, so that uses of it elsewhere are not
+			// reported again as unknown.
+			if name := firstWord(strings.TrimLeft(src.Text[c.start+len(firstWord(src.Text[c.start:])):], " \t\r\n")); name != "" {
+				f.Broken = append(f.Broken, name)
+			}
 			if c.lexErr {
 				continue // the bad character is already reported
 			}

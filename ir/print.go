@@ -55,6 +55,13 @@ func Print(k *Kernel) string {
 	return p.sb.String()
 }
 
+// PrintStmt renders one statement of k as Print does.
+func PrintStmt(k *Kernel, s *Stmt) string {
+	p := &printer{}
+	p.stmt(k, s)
+	return strings.TrimSuffix(strings.TrimPrefix(p.sb.String(), "  "), "\n")
+}
+
 // PrintProgram renders every kernel and instance of a program.
 func PrintProgram(prog *Program) string {
 	p := &printer{}

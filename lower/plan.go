@@ -1,0 +1,154 @@
+// Package lower turns a checked kernel into a backend-neutral plan: which
+// lets are inlined and which are materialized, how statements are grouped
+// into launches, which template implements each launch, and the template's
+// configuration. Nothing here knows a vendor's syntax; backends render
+// plans.
+package lower
+
+import (
+	"fmt"
+	"strings"
+
+	"kgen.dev/kgen/ir"
+)
+
+// Plan is how one kernel runs: launches in order, plus the global
+// workspace that holds materialized lets between launches.
+type Plan struct {
+	Kernel *ir.Kernel
+	// Env holds the sizes the plan is specialized to, for an instance; nil
+	// when sizes are runtime arguments.
+	Env       *ir.Env
+	Name      string // the entry point's base name: the kernel's or the instance's
+	Launches  []*Launch
+	Workspace []*Slot // materialized lets, in statement order
+}
+
+// Launch is one grid launch computing one statement.
+type Launch struct {
+	Name     string // the entry point's symbol
+	Stmt     *ir.Stmt
+	Template Template
+	Config   Config
+}
+
+// Slot is a let stored in the workspace at Offset bytes (an i64 expression
+// of the kernel's sizes, aligned to SlotAlign).
+type Slot struct {
+	Tensor *ir.Tensor
+	Offset ir.Expr
+	Bytes  ir.Expr
+}
+
+// SlotAlign is the alignment of every workspace slot, enough for any
+// vector load a template may use.
+const SlotAlign = 256
+
+// Config is a template's tuning parameters by name.
+type Config map[string]int64
+
+func (c Config) String() string {
+	var parts []string
+	for _, k := range sortedKeys(c) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WorkspaceBytes is the total workspace size, an i64 expression (0 when
+// no let is materialized).
+func (p *Plan) WorkspaceBytes() ir.Expr {
+	if len(p.Workspace) == 0 {
+		return ir.IntConst(0)
+	}
+	last := p.Workspace[len(p.Workspace)-1]
+	return add(last.Offset, last.Bytes)
+}
+
+// Slot returns the workspace slot of let t, or nil if t is not
+// materialized.
+func (p *Plan) Slot(t *ir.Tensor) *Slot {
+	for _, s := range p.Workspace {
+		if s.Tensor == t {
+			return s
+		}
+	}
+	return nil
+}
+
+// Build plans kernel k. With env set (an instance), the plan is
+// specialized: sizes and params become constants and the entry points are
+// named after name.
+func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
+	k = Clone(k)
+	if env != nil {
+		env = rebind(env, k)
+		Specialize(k, env)
+	}
+	InlineLets(k)
+	if err := ir.RunPasses(k, ""); err != nil {
+		return nil, err
+	}
+	if errs := ir.Verify(k); len(errs) > 0 {
+		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])
+	}
+	p := &Plan{Kernel: k, Env: env, Name: name}
+	var offset ir.Expr = ir.IntConst(0)
+	for _, t := range k.Lets {
+		bytes := mul(ir.IntConst(int64(t.DType.Size())), product(t.Shape))
+		p.Workspace = append(p.Workspace, &Slot{Tensor: t, Offset: offset, Bytes: bytes})
+		offset = alignUp(add(offset, bytes), SlotAlign)
+	}
+	for i, s := range k.Stmts {
+		tmpl := choose(s)
+		l := &Launch{Name: name, Stmt: s, Template: tmpl, Config: tmpl.Default(s)}
+		if len(k.Stmts) > 1 {
+			l.Name = fmt.Sprintf("%s_%d_%s", name, i, s.Target.Name)
+		}
+		p.Launches = append(p.Launches, l)
+	}
+	return p, nil
+}
+
+// choose picks the template for a statement: the first in the table that
+// accepts it. The generic template accepts everything, so every kernel
+// the checker accepts lowers.
+func choose(s *ir.Stmt) Template {
+	for _, t := range templates {
+		if t.Accepts(s) {
+			return t
+		}
+	}
+	panic("lower: no template accepts " + ir.Format(s.Value)) // generic accepts all
+}
+
+// Print renders a plan for `kgen ir --after lower`.
+func Print(p *Plan) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "plan %s", p.Name)
+	if p.Env != nil {
+		fmt.Fprintf(&sb, " at %s", p.Env)
+	}
+	sb.WriteString("\n")
+	for _, s := range p.Workspace {
+		fmt.Fprintf(&sb, "  workspace %s: %s%s at byte %s\n", s.Tensor.Name, s.Tensor.DType, formatShape(s.Tensor.Shape), ir.Format(Simplify(s.Offset)))
+	}
+	for _, l := range p.Launches {
+		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Template.Grid(l.Stmt, l.Config)))
+		fmt.Fprintf(&sb, "    %s", strings.ReplaceAll(ir.PrintStmt(p.Kernel, l.Stmt), "\n", "\n    "))
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+func formatShape(shape []ir.Expr) string {
+	var parts []string
+	for _, e := range shape {
+		parts = append(parts, ir.Format(e))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func formatGrid(g Grid) string {
+	return fmt.Sprintf("(%s) x block %d", ir.Format(g.Blocks), g.Threads)
+}

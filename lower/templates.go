@@ -1,0 +1,65 @@
+package lower
+
+import "kgen.dev/kgen/ir"
+
+// Template is a way to compute a statement on a GPU, with its tuning space.
+// Backends register an implementation for each template by name.
+type Template interface {
+	Name() string
+	// Accepts reports whether the template can compute s.
+	Accepts(s *ir.Stmt) bool
+	// Space lists the tuning parameters and their candidate values.
+	Space() map[string][]int64
+	// Default is the heuristic configuration an untuned build uses.
+	Default(s *ir.Stmt) Config
+	// Grid is the launch geometry for a configuration.
+	Grid(s *ir.Stmt, c Config) Grid
+}
+
+// Grid is a one-dimensional launch: Blocks blocks (an i64 expression of
+// the kernel's sizes) of Threads threads. A launch whose Blocks is 0 is
+// skipped.
+type Grid struct {
+	Blocks  ir.Expr
+	Threads int64
+}
+
+// MaxBlocks caps grid-stride launches: beyond it, each thread loops.
+const MaxBlocks = 1 << 20
+
+// templates is the table choose consults, most specific first. The generic
+// template comes last and accepts every statement.
+var templates = []Template{
+	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }},
+	pointwise{name: "generic", accepts: func(*ir.Stmt) bool { return true }},
+}
+
+// Points is the number of output points of s, an i64 expression.
+func Points(s *ir.Stmt) ir.Expr {
+	var extents []ir.Expr
+	for _, ix := range s.Index {
+		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ix.Hi, Y: ix.Lo})
+	}
+	return Simplify(product(extents))
+}
+
+// pointwise computes one output point per thread in a grid-stride loop;
+// reductions inside the point run serially in that thread. As "generic" it
+// is the fallback that makes every spec run; as "elementwise" it is the
+// template of statements without reductions.
+type pointwise struct {
+	name    string
+	accepts func(*ir.Stmt) bool
+}
+
+func (t pointwise) Name() string              { return t.name }
+func (t pointwise) Accepts(s *ir.Stmt) bool   { return t.accepts(s) }
+func (t pointwise) Space() map[string][]int64 { return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}} }
+func (t pointwise) Default(*ir.Stmt) Config   { return Config{"THREADS": 256} }
+
+func (t pointwise) Grid(s *ir.Stmt, c Config) Grid {
+	threads := c["THREADS"]
+	b, _ := ir.LookupBuiltin("min")
+	blocks := &ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Simplify(cdiv(Points(s), threads)), ir.IntConst(MaxBlocks)}}
+	return Grid{Blocks: blocks, Threads: threads}
+}

@@ -1,0 +1,173 @@
+package lower
+
+import (
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// Clone is ir.Clone: plans rewrite their own copy of a kernel.
+func Clone(k *ir.Kernel) *ir.Kernel { return ir.Clone(k) }
+
+// rebind carries an Env over to a clone of its kernel, by name.
+func rebind(env *ir.Env, k *ir.Kernel) *ir.Env {
+	n := &ir.Env{Kernel: k, Dims: map[*ir.Dim]int64{}, Params: map[*ir.Param]*ir.Const{}}
+	for d, v := range env.Dims {
+		for _, nd := range k.Dims {
+			if nd.Name == d.Name {
+				n.Dims[nd] = v
+			}
+		}
+	}
+	for p, v := range env.Params {
+		for _, np := range k.Params {
+			if np.Name == p.Name {
+				n.Params[np] = v
+			}
+		}
+	}
+	return n
+}
+
+// Specialize replaces every dim and param of k by its value in env, so that
+// an instance's kernel is compiled with constant sizes.
+func Specialize(k *ir.Kernel, env *ir.Env) {
+	f := func(e ir.Expr) ir.Expr {
+		switch e := e.(type) {
+		case *ir.DimRef:
+			return &ir.Const{T: ir.I64, I: env.Dims[e.Dim], Span: e.Span}
+		case *ir.ParamRef:
+			c := *env.Params[e.Param]
+			c.Span = e.Span
+			return &c
+		}
+		return nil
+	}
+	for _, d := range k.Dims {
+		if d.Def != nil {
+			d.Def = ir.Rewrite(d.Def, f)
+		}
+	}
+	for _, t := range k.Tensors() {
+		for i, e := range t.Shape {
+			t.Shape[i] = ir.Rewrite(e, f)
+		}
+	}
+	for _, s := range k.Stmts {
+		for _, ix := range s.Index {
+			ix.Lo, ix.Hi = ir.Rewrite(ix.Lo, f), ir.Rewrite(ix.Hi, f)
+		}
+		s.Value = ir.Rewrite(s.Value, f)
+	}
+}
+
+// InlineLets replaces each read of an inlinable (elementwise) let by the
+// let's expression at the read's indices, and drops the let: recomputing
+// it costs less than a round trip through global memory. A read with a
+// default becomes a bounds test that picks the expression or the default.
+func InlineLets(k *ir.Kernel) {
+	for _, t := range slices.Clone(k.Lets) {
+		if ok, _ := ir.Inlinable(k, t); !ok {
+			continue
+		}
+		w := k.Writer(t)
+		inline := func(e ir.Expr) ir.Expr {
+			l, ok := e.(*ir.Load)
+			if !ok || l.Tensor != t {
+				return nil
+			}
+			subst := map[*ir.Index]ir.Expr{}
+			for i, ix := range w.Index {
+				subst[ix] = l.Index[i]
+			}
+			v := ir.Substitute(w.Value, subst)
+			if l.Default == nil {
+				return v
+			}
+			return &ir.Select{Cond: inBounds(l.Index, t.Shape), X: v, Y: l.Default, Span: l.Span}
+		}
+		for _, s := range k.Stmts {
+			if s != w {
+				s.Value = ir.Rewrite(s.Value, inline)
+			}
+		}
+		k.Stmts = slices.DeleteFunc(k.Stmts, func(s *ir.Stmt) bool { return s == w })
+		k.Lets = slices.DeleteFunc(k.Lets, func(l *ir.Tensor) bool { return l == t })
+	}
+}
+
+// inBounds is the bool expression 0 <= idx[d] < shape[d] for every d.
+func inBounds(idx, shape []ir.Expr) ir.Expr {
+	var cond ir.Expr
+	for d, e := range idx {
+		c := &ir.Binary{Op: ir.And,
+			X: &ir.Binary{Op: ir.Ge, X: e, Y: ir.IntConst(0)},
+			Y: &ir.Binary{Op: ir.Lt, X: e, Y: shape[d]}}
+		if cond == nil {
+			cond = c
+		} else {
+			cond = &ir.Binary{Op: ir.And, X: cond, Y: c}
+		}
+	}
+	if cond == nil {
+		return &ir.Const{T: ir.Bool, I: 1}
+	}
+	return cond
+}
+
+func add(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Add, X: x, Y: y} }
+func mul(x, y ir.Expr) ir.Expr { return &ir.Binary{Op: ir.Mul, X: x, Y: y} }
+
+func product(es []ir.Expr) ir.Expr {
+	var p ir.Expr = ir.IntConst(1)
+	for _, e := range es {
+		p = mul(p, e)
+	}
+	return p
+}
+
+// alignUp rounds x up to a multiple of a (a power of two).
+func alignUp(x ir.Expr, a int64) ir.Expr {
+	return mul(&ir.Binary{Op: ir.Div, X: add(x, ir.IntConst(a-1)), Y: ir.IntConst(a)}, ir.IntConst(a))
+}
+
+func cdiv(x ir.Expr, d int64) ir.Expr {
+	return &ir.Binary{Op: ir.Div, X: add(x, ir.IntConst(d-1)), Y: ir.IntConst(d)}
+}
+
+func sortedKeys(c Config) []string {
+	var ks []string
+	for k := range c {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// Simplify folds the constant parts of a size expression, so that the
+// manifest and the emitted code read `M * N` rather than `1 * M * N`.
+func Simplify(e ir.Expr) ir.Expr {
+	return ir.Rewrite(ir.Substitute(e, nil), func(e ir.Expr) ir.Expr {
+		b, ok := e.(*ir.Binary)
+		if !ok {
+			return nil
+		}
+		x, xc := b.X.(*ir.Const)
+		y, yc := b.Y.(*ir.Const)
+		switch {
+		case xc && yc:
+			if v, err := ir.IntOp(b.Op, x.I, y.I); err == nil {
+				return ir.IntConst(v)
+			}
+		case b.Op == ir.Mul && xc && x.I == 1:
+			return b.Y
+		case (b.Op == ir.Mul || b.Op == ir.Div) && yc && y.I == 1:
+			return b.X
+		case b.Op == ir.Add && xc && x.I == 0:
+			return b.Y
+		case (b.Op == ir.Add || b.Op == ir.Sub) && yc && y.I == 0:
+			return b.X
+		}
+		return nil
+	})
+}

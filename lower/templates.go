@@ -52,10 +52,12 @@ type pointwise struct {
 	accepts func(*ir.Stmt) bool
 }
 
-func (t pointwise) Name() string              { return t.name }
-func (t pointwise) Accepts(s *ir.Stmt) bool   { return t.accepts(s) }
-func (t pointwise) Space() map[string][]int64 { return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}} }
-func (t pointwise) Default(*ir.Stmt) Config   { return Config{"THREADS": 256} }
+func (t pointwise) Name() string            { return t.name }
+func (t pointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
+func (t pointwise) Space() map[string][]int64 {
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
+}
+func (t pointwise) Default(*ir.Stmt) Config { return Config{"THREADS": 256} }
 
 func (t pointwise) Grid(s *ir.Stmt, c Config) Grid {
 	threads := c["THREADS"]

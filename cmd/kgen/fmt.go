@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"kgen.dev/kgen/diag"
@@ -87,33 +86,13 @@ errors are reported and left alone.`,
 	})
 }
 
-// writeAtomic replaces path's contents without ever leaving it half
-// written: a temporary file in the same directory is renamed over it.
+// writeAtomic replaces path's contents, keeping its permissions.
 func writeAtomic(path string, data []byte) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".kgen-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), info.Mode().Perm()); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return writeFileAtomic(path, data, info.Mode().Perm())
 }
 
 // unifiedDiff renders a line diff of a and b with three lines of context,

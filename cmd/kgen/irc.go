@@ -7,6 +7,7 @@ import (
 
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
 )
 
 func init() {
@@ -14,7 +15,8 @@ func init() {
 		name: "ir", args: "[--kernel K] [--after PASS] [--hash] [--canonical] FILE", short: "print the typed IR of specs",
 		long: `
 Ir prints the typed IR of each kernel of FILE after the checker and the
-passes up to --after (passes: ` + strings.Join(ir.PassNames(), ", ") + `). Every conversion the
+passes up to --after (passes: ` + strings.Join(passNames(), ", ") + `); --after lower
+prints the backend-neutral plan instead: launches, templates, workspace. Every conversion the
 language implies is shown as a cast, every index with its range, every
 reduction with its accumulation type, and each statement's classification as
 a comment. --hash prints each kernel's canonical content hash instead, and
@@ -29,8 +31,8 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 				if len(args) != 1 {
 					return usageError("ir", "want exactly one FILE")
 				}
-				if *after != "" && !ir.IsPass(*after) {
-					return usageError("ir", "unknown pass %q (passes: %s)", *after, strings.Join(ir.PassNames(), ", "))
+				if *after != "" && !ir.IsPass(*after) && *after != "lower" {
+					return usageError("ir", "unknown pass %q (passes: %s)", *after, strings.Join(passNames(), ", "))
 				}
 				var diags diag.List
 				files := loadFiles(args, &diags)
@@ -46,6 +48,9 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 						return exitUser
 					}
 					kernels = []*ir.Kernel{k}
+				}
+				if *after == "lower" {
+					return printPlans(files, prog, *kernel)
 				}
 				for i, k := range kernels {
 					if err := ir.RunPasses(k, *after); err != nil {
@@ -73,4 +78,47 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 			}
 		},
 	})
+}
+
+func passNames() []string { return append(ir.PassNames(), "lower") }
+
+// printPlans prints the plan of each kernel (symbolic) and instance
+// (specialized), or of the one --kernel names.
+func printPlans(files []*loaded, prog *ir.Program, only string) int {
+	type target struct {
+		k    *ir.Kernel
+		env  *ir.Env
+		name string
+	}
+	var targets []target
+	if only != "" {
+		k, in, err := findKernel(files, only)
+		if err != nil {
+			fmt.Fprintf(stderr, "kgen ir: %v\n", err)
+			return exitUser
+		}
+		if in != nil {
+			targets = append(targets, target{k, in.Env, in.Name})
+		} else {
+			targets = append(targets, target{k, nil, k.Name})
+		}
+	} else {
+		for _, k := range prog.Kernels {
+			targets = append(targets, target{k, nil, k.Name})
+		}
+		for _, in := range prog.Instances {
+			targets = append(targets, target{in.Kernel, in.Env, in.Name})
+		}
+	}
+	for i, t := range targets {
+		p, err := lower.Build(t.k, t.env, t.name)
+		if err != nil {
+			panic(err)
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprint(stdout, lower.Print(p))
+	}
+	return exitOK
 }

@@ -15,6 +15,9 @@ import (
 // Plan is how one kernel runs: launches in order, plus the global
 // workspace that holds materialized lets between launches.
 type Plan struct {
+	// Source is the kernel as checked; Kernel is the plan's own rewritten
+	// (and, for an instance, specialized) copy.
+	Source *ir.Kernel
 	Kernel *ir.Kernel
 	// Env holds the sizes the plan is specialized to, for an instance; nil
 	// when sizes are runtime arguments.
@@ -65,6 +68,10 @@ func (p *Plan) WorkspaceBytes() ir.Expr {
 	return add(last.Offset, last.Bytes)
 }
 
+// Bind carries sizes bound for the source kernel over to the plan's
+// kernel, to evaluate the plan's size expressions (grids, workspace).
+func (p *Plan) Bind(env *ir.Env) *ir.Env { return rebind(env, p.Kernel) }
+
 // Slot returns the workspace slot of let t, or nil if t is not
 // materialized.
 func (p *Plan) Slot(t *ir.Tensor) *Slot {
@@ -80,6 +87,7 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 // specialized: sizes and params become constants and the entry points are
 // named after name.
 func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
+	source := k
 	k = Clone(k)
 	if env != nil {
 		env = rebind(env, k)
@@ -92,7 +100,7 @@ func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 	if errs := ir.Verify(k); len(errs) > 0 {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])
 	}
-	p := &Plan{Kernel: k, Env: env, Name: name}
+	p := &Plan{Source: source, Kernel: k, Env: env, Name: name}
 	var offset ir.Expr = ir.IntConst(0)
 	for _, t := range k.Lets {
 		bytes := mul(ir.IntConst(int64(t.DType.Size())), product(t.Shape))

@@ -273,7 +273,7 @@ func (e *emitter) expr(x ir.Expr) string {
 			}
 			return fmt.Sprintf("%s(%s, %s)", fn, e.expr(x.X), e.expr(x.Y))
 		case x.Op == ir.Mod: // floor modulo on floats
-			return fmt.Sprintf("kg_floormod(%s, %s)", e.expr(x.X), e.expr(x.Y))
+			return fmt.Sprintf("kg_fmod_floor(%s, %s)", e.expr(x.X), e.expr(x.Y))
 		}
 		return fmt.Sprintf("%s %s %s", e.paren(x.X), x.Op, e.paren(x.Y))
 	case *ir.Select:
@@ -284,7 +284,7 @@ func (e *emitter) expr(x ir.Expr) string {
 			args = append(args, e.expr(a))
 		}
 		fn := "kg_" + x.Fn.String()
-		if x.Fn == ir.MinFn || x.Fn == ir.MaxFn || x.Fn == ir.Clamp || x.Fn == ir.Relu {
+		if x.Fn == ir.MinFn || x.Fn == ir.MaxFn || x.Fn == ir.Clamp || x.Fn == ir.Relu || x.Fn == ir.Abs {
 			fn += "<" + cType(x.T) + ">"
 		}
 		return fmt.Sprintf("%s(%s)", fn, strings.Join(args, ", "))
@@ -351,10 +351,12 @@ func constant(c *ir.Const) string {
 	case c.T == ir.Bool:
 		return strconv.FormatBool(c.I != 0)
 	case c.T == ir.I64:
+		// int64_t is long on the LP64 systems CUDA runs on; an L literal
+		// keeps integer arithmetic in one type.
 		if c.I == math.MinInt64 {
-			return "(-9223372036854775807LL - 1)"
+			return "(-9223372036854775807L - 1)"
 		}
-		return strconv.FormatInt(c.I, 10) + "LL"
+		return strconv.FormatInt(c.I, 10) + "L"
 	case c.T.IsInt():
 		return fmt.Sprintf("(%s)%d", cType(c.T), c.I)
 	}

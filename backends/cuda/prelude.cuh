@@ -15,8 +15,8 @@ __device__ __forceinline__ int64_t kg_floormod(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 // Floor modulo on floats: x - floor(x / y) * y.
-__device__ __forceinline__ float kg_floormod(float a, float b) { return a - floorf(a / b) * b; }
-__device__ __forceinline__ double kg_floormod(double a, double b) { return a - floor(a / b) * b; }
+__device__ __forceinline__ float kg_fmod_floor(float a, float b) { return a - floorf(a / b) * b; }
+__device__ __forceinline__ double kg_fmod_floor(double a, double b) { return a - floor(a / b) * b; }
 
 // i is inside [0, n).
 __device__ __forceinline__ bool kg_in(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }
@@ -53,9 +53,9 @@ __device__ __forceinline__ float kg_erf(float x) { return erff(x); }
 __device__ __forceinline__ double kg_erf(double x) { return erf(x); }
 __device__ __forceinline__ float kg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 __device__ __forceinline__ double kg_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-__device__ __forceinline__ float kg_abs(float x) { return fabsf(x); }
-__device__ __forceinline__ double kg_abs(double x) { return fabs(x); }
-__device__ __forceinline__ int64_t kg_abs(int64_t x) { return x < 0 ? -x : x; }
+template <class T> __device__ __forceinline__ T kg_abs(T x) { return x < (T)0 ? -x : x; }
+template <> __device__ __forceinline__ float kg_abs<float>(float x) { return fabsf(x); }
+template <> __device__ __forceinline__ double kg_abs<double>(double x) { return fabs(x); }
 __device__ __forceinline__ float kg_sin(float x) { return sinf(x); }
 __device__ __forceinline__ double kg_sin(double x) { return sin(x); }
 __device__ __forceinline__ float kg_cos(float x) { return cosf(x); }

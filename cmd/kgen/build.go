@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"kgen.dev/kgen/backends/cuda"
+	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+)
+
+func init() {
+	register(&command{
+		name: "build", args: "--target cuda:sm_90 -o DIR [--nvcc PATH] [--emit-only] [-j N] [-v] FILE...",
+		short: "generate and compile kernels for a target",
+		long: `
+Build plans every kernel of each FILE (with symbolic sizes) and every
+instance (specialized to its sizes), emits CUDA C++ to DIR/STEM.cu, compiles
+it with nvcc to DIR/STEM.ARCH.cubin and DIR/STEM.ARCH.ptx, and writes
+DIR/STEM.manifest.json, which describes each entry point's arguments and
+launches (docs/abi.md). Files are written whole or not at all. Compile jobs
+run in parallel (-j, default: the number of CPUs). ptxas's resource report
+is shown with -v as notes at each kernel; register spills are always
+reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
+		setup: func(fs *flag.FlagSet) func([]string) int {
+			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
+			out := fs.String("o", "", "output directory (required)")
+			nvccPath := fs.String("nvcc", "", "the nvcc to use (default: PATH, then /usr/local/cuda)")
+			emitOnly := fs.Bool("emit-only", false, "write sources and manifests without compiling")
+			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
+			verbose := fs.Bool("v", false, "show each kernel's registers and shared memory")
+			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
+			return func(args []string) int {
+				if len(args) == 0 {
+					return usageError("build", "no files given")
+				}
+				if *target == "" || *out == "" {
+					return usageError("build", "--target and -o are required")
+				}
+				tgt, err := kgrt.ParseTarget(*target)
+				if err != nil {
+					return usageError("build", "%v", err)
+				}
+				b := &builder{target: tgt, out: *out, verbose: *verbose}
+				var nvcc *kgrt.NVCC
+				if !*emitOnly {
+					if nvcc, err = kgrt.FindNVCC(*nvccPath); err != nil {
+						fmt.Fprintf(stderr, "kgen build: %v\n(use --emit-only to write sources without compiling)\n", err)
+						return exitUser
+					}
+					if err := nvcc.SupportsTarget(tgt); err != nil {
+						fmt.Fprintf(stderr, "kgen build: %v\n", err)
+						return exitUser
+					}
+				}
+				var diags diag.List
+				files := loadFiles(args, &diags)
+				if diags.HasErrors() {
+					return report(&diags, *asJSON)
+				}
+				if err := os.MkdirAll(*out, 0o755); err != nil {
+					fmt.Fprintf(stderr, "kgen build: %v\n", err)
+					return exitUser
+				}
+				units, err := b.emit(files)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen build: %v\n", err)
+					return exitUser
+				}
+				if nvcc != nil {
+					b.compile(nvcc, units, *jobs, &diags)
+				}
+				for _, u := range units {
+					if err := writeJSON(filepath.Join(*out, u.stem+".manifest.json"), u.manifest); err != nil {
+						fmt.Fprintf(stderr, "kgen build: %v\n", err)
+						return exitUser
+					}
+				}
+				return report(&diags, *asJSON)
+			}
+		},
+	})
+}
+
+type builder struct {
+	target  kgrt.Target
+	out     string
+	verbose bool
+}
+
+// unit is one source file's output.
+type unit struct {
+	file     *loaded
+	stem     string
+	source   string // path of the emitted .cu
+	plans    []*lower.Plan
+	manifest *lower.Manifest
+	cubin    string // set once compiled
+}
+
+// emit plans and writes the CUDA source of every file.
+func (b *builder) emit(files []*loaded) ([]*unit, error) {
+	var units []*unit
+	stems := map[string]string{}
+	for _, l := range files {
+		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
+		if prev, ok := stems[stem]; ok {
+			return nil, fmt.Errorf("%s and %s would both write %s.cu; build them into different directories", prev, l.path, stem)
+		}
+		stems[stem] = l.path
+		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+".cu")}
+		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + ".cu", Kernels: []lower.ManifestKernel{}}
+		symbols := map[string]string{}
+		add := func(k *ir.Kernel, env *ir.Env, name string) error {
+			p, err := lower.Build(k, env, name)
+			if err != nil {
+				return err
+			}
+			for _, launch := range p.Launches {
+				if other, dup := symbols[launch.Name]; dup {
+					return fmt.Errorf("%s: entry point %s of %s clashes with one of %s; rename one of them", l.path, launch.Name, name, other)
+				}
+				symbols[launch.Name] = name
+			}
+			u.plans = append(u.plans, p)
+			u.manifest.Kernels = append(u.manifest.Kernels, lower.Describe(p, ir.Hash(k)))
+			return nil
+		}
+		for _, k := range l.prog.Kernels {
+			if err := add(k, nil, k.Name); err != nil {
+				return nil, err
+			}
+		}
+		for _, in := range l.prog.Instances {
+			if err := add(in.Kernel, in.Env, in.Name); err != nil {
+				return nil, err
+			}
+		}
+		if err := writeFileAtomic(u.source, []byte(cuda.Emit(u.plans)), 0o644); err != nil {
+			return nil, err
+		}
+		units = append(units, u)
+	}
+	return units, nil
+}
+
+// compile runs nvcc on every unit in parallel and reports its resource
+// usage at the kernels of the spec.
+func (b *builder) compile(nvcc *kgrt.NVCC, units []*unit, jobs int, diags *diag.List) {
+	var cjobs []kgrt.CompileJob
+	for _, u := range units {
+		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.target, OutDir: b.out})
+	}
+	results, errs := nvcc.CompileAll(context.Background(), cjobs, jobs)
+	for i, u := range units {
+		if errs[i] != nil {
+			// Generated code that does not compile is kgen's bug, not the
+			// user's: say so, with the compiler's words.
+			diags.Errorf(diag.Span{}, "internal error: the CUDA generated for %s does not compile; please report it:\n%v", u.file.path, errs[i])
+			continue
+		}
+		r := results[i]
+		u.cubin = r.Cubin
+		u.manifest.Binary = filepath.Base(r.Cubin)
+		for _, fr := range r.Resources {
+			span := u.spanOf(fr.Name)
+			if fr.SpillStores > 0 || fr.SpillLoads > 0 {
+				diags.Warnf(span, "%s spills registers: %s", fr.Name, fr)
+			} else if b.verbose {
+				diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", fr.Name, fr))
+			}
+		}
+	}
+}
+
+// spanOf finds the kernel or instance an entry point belongs to.
+func (u *unit) spanOf(symbol string) diag.Span {
+	for _, p := range u.plans {
+		for _, l := range p.Launches {
+			if l.Name == symbol {
+				if in := u.file.prog.Instance(p.Name); in != nil {
+					return in.Span
+				}
+				return l.Stmt.Span
+			}
+		}
+	}
+	return diag.Span{}
+}

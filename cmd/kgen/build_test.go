@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+)
+
+// needNVCC skips a test without nvcc, unless KGEN_REQUIRE_TOOLCHAINS=1
+// (CI), where a missing toolchain fails it.
+func needNVCC(t *testing.T) {
+	t.Helper()
+	if _, err := kgrt.FindNVCC(""); err != nil {
+		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %v", err)
+		}
+		t.Skipf("no nvcc: %v", err)
+	}
+}
+
+// TestBuildExamples compiles every example for sm_80 and sm_90 and checks
+// that each kernel and instance of the spec has its entry points in the
+// manifest and a cubin next to it.
+func TestBuildExamples(t *testing.T) {
+	needNVCC(t)
+	examples, _ := filepath.Glob("../../examples/*.kg")
+	if len(examples) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, arch := range []string{"sm_80", "sm_90"} {
+		out := t.TempDir()
+		code, _, errText := kgen(t, append([]string{"build", "--target", "cuda:" + arch, "-o", out}, examples...)...)
+		if code != exitOK {
+			t.Fatalf("build for %s: exit %d\n%s", arch, code, errText)
+		}
+		for _, ex := range examples {
+			stem := strings.TrimSuffix(filepath.Base(ex), ".kg")
+			data, err := os.ReadFile(filepath.Join(out, stem+".manifest.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m lower.Manifest
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatalf("%s: manifest: %v", stem, err)
+			}
+			if m.Binary != stem+"."+arch+".cubin" {
+				t.Errorf("%s: manifest binary %q", stem, m.Binary)
+			}
+			if _, err := os.Stat(filepath.Join(out, m.Binary)); err != nil {
+				t.Errorf("%s: %v", stem, err)
+			}
+			text, _ := os.ReadFile(ex)
+			prog, _ := frontend.CheckSource(ex, string(text))
+			want := len(prog.Kernels) + len(prog.Instances)
+			if len(m.Kernels) != want {
+				t.Errorf("%s: manifest has %d kernels, the spec %d kernels and instances", stem, len(m.Kernels), want)
+			}
+			src, _ := os.ReadFile(filepath.Join(out, stem+".cu"))
+			for _, mk := range m.Kernels {
+				for _, l := range mk.Launches {
+					if !strings.Contains(string(src), "void __launch_bounds__(") || !strings.Contains(string(src), " "+l.Function+"(") {
+						t.Errorf("%s: entry point %s is not in the source", stem, l.Function)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBuildIsDeterministic: two builds write byte-identical sources and
+// manifests.
+func TestBuildIsDeterministic(t *testing.T) {
+	examples, _ := filepath.Glob("../../examples/*.kg")
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{a, b} {
+		if code, _, errText := kgen(t, append([]string{"build", "--emit-only", "--target", "cuda:sm_90", "-o", dir}, examples...)...); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errText)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(a, "*"))
+	if len(files) == 0 {
+		t.Fatal("nothing written")
+	}
+	for _, f := range files {
+		x, _ := os.ReadFile(f)
+		y, err := os.ReadFile(filepath.Join(b, filepath.Base(f)))
+		if err != nil || string(x) != string(y) {
+			t.Errorf("%s differs between two builds", filepath.Base(f))
+		}
+	}
+}

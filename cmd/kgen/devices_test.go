@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDevicesCommand(t *testing.T) {
+	code, out, errText := kgen(t, "devices", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	var r machineReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(r.GPUs) == 0 && r.GPUError == "" {
+		t.Errorf("no GPUs and no reason: %+v", r)
+	}
+	names := map[string]toolReport{}
+	for _, tr := range r.Toolchains {
+		names[tr.Name] = tr
+		if tr.Found == (tr.Error != "") {
+			t.Errorf("%s: found=%v with error %q: each entry is found or says why not", tr.Name, tr.Found, tr.Error)
+		}
+	}
+	for _, n := range []string{"nvcc", "python3", "hipcc"} {
+		if _, ok := names[n]; !ok {
+			t.Errorf("no %s entry in %+v", n, r.Toolchains)
+		}
+	}
+	if nv := names["nvcc"]; nv.Found && (nv.Version == "" || len(nv.Targets) == 0) {
+		t.Errorf("nvcc found without version or targets: %+v", nv)
+	}
+
+	// The text form says the same.
+	code, text, _ := kgen(t, "devices")
+	if code != exitOK || !strings.Contains(text, "GPUs\n") || !strings.Contains(text, "Toolchains\n") || !strings.Contains(text, "  nvcc") {
+		t.Errorf("exit %d, text:\n%s", code, text)
+	}
+	if r.GPUError != "" && !strings.Contains(text, r.GPUError) {
+		t.Errorf("text does not say why there are no GPUs:\n%s", text)
+	}
+}
+
+func TestDevicesCommandNVCCFlag(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "cuda-99", "bin", "nvcc")
+	code, out, _ := kgen(t, "devices", "--json", "--nvcc", missing)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var r machineReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Toolchains) == 0 || r.Toolchains[0].Name != "nvcc" || r.Toolchains[0].Found || !strings.Contains(r.Toolchains[0].Error, "--nvcc "+missing) {
+		t.Errorf("a bad --nvcc must be reported, not replaced: %+v", r.Toolchains)
+	}
+	// A fake nvcc named by the flag is the one reported.
+	fake := filepath.Join(t.TempDir(), "nvcc")
+	os.WriteFile(fake, []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo 'Cuda compilation tools, release 12.6, V12.6.77' && exit 0\necho compute_80 compute_90 compute_90a\n"), 0o755)
+	_, out, _ = kgen(t, "devices", "--json", "--nvcc", fake)
+	json.Unmarshal([]byte(out), &r)
+	if nv := r.Toolchains[0]; nv.Path != fake || nv.Version != "12.6.77" || strings.Join(nv.Targets, " ") != "cuda:sm_80 cuda:sm_90 cuda:sm_90a" {
+		t.Errorf("--nvcc %s: %+v", fake, nv)
+	}
+	if code, _, errText := kgen(t, "devices", "extra"); code != exitUsage || !strings.Contains(errText, "takes no arguments") {
+		t.Errorf("extra argument: exit %d, %s", code, errText)
+	}
+}

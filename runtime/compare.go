@@ -1,0 +1,108 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/tensor"
+)
+
+// Tolerance is how far a backend's output may be from the reference
+// interpreter's: element i passes when |got - want| <= Atol + Rtol *
+// (|want| + rms(want)). The rms term scales the bound to the tensor's
+// magnitude, so that outputs near zero after cancellation (a sum of
+// normal values) are judged against the size of what was summed.
+type Tolerance struct {
+	Rtol, Atol float64
+}
+
+// ToleranceFor is the default tolerance for an output dtype, given the
+// longest reduction that feeds it: accumulated rounding grows with the
+// square root of the number of terms when the order is not the
+// reference's.
+func ToleranceFor(dt ir.DType, reduceLen int64) Tolerance {
+	grow := math.Sqrt(float64(max(1, reduceLen)))
+	switch dt {
+	case ir.F64:
+		return Tolerance{Rtol: 1e-12 * grow, Atol: 1e-300}
+	case ir.F32:
+		return Tolerance{Rtol: 2e-6 * grow, Atol: 1e-30}
+	case ir.F16:
+		return Tolerance{Rtol: 1e-3 * max(1, grow/8), Atol: 1e-7}
+	case ir.BF16:
+		return Tolerance{Rtol: 8e-3 * max(1, grow/8), Atol: 1e-30}
+	}
+	return Tolerance{} // integers and bools must match exactly
+}
+
+// Mismatch describes how an output differs from the reference.
+type Mismatch struct {
+	Bad      int64   // elements out of tolerance
+	First    int64   // the first of them (flat index)
+	Got      float64 // its value
+	Want     float64 // the reference's
+	MaxError float64 // the largest |got - want| / (|want| + rms(want)) over all elements
+	NaNs     int64   // NaNs where the reference has a number (an unwritten, poisoned element shows up here)
+}
+
+func (m *Mismatch) Error() string {
+	s := fmt.Sprintf("%d elements out of tolerance; first at flat index %d: got %g, want %g; max relative error %.3g", m.Bad, m.First, m.Got, m.Want, m.MaxError)
+	if m.NaNs > 0 {
+		s += fmt.Sprintf("; %d NaNs where the reference has numbers (unwritten outputs stay NaN-poisoned)", m.NaNs)
+	}
+	return s
+}
+
+// Compare checks got against want (same dtype and shape) and returns the
+// largest relative error, with a nil *Mismatch when every element is
+// within tolerance. NaN passes only where the reference is NaN too;
+// infinities must match exactly.
+func Compare(got, want *tensor.Tensor, tol Tolerance) (float64, *Mismatch, error) {
+	if got.DType != want.DType || len(got.Shape) != len(want.Shape) || got.Len() != want.Len() {
+		return 0, nil, fmt.Errorf("compare: got %s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
+	}
+	n := want.Len()
+	sumsq := 0.0
+	finite := 0
+	for i := int64(0); i < n; i++ {
+		if w := want.Float(i); !math.IsNaN(w) && !math.IsInf(w, 0) {
+			sumsq += w * w
+			finite++
+		}
+	}
+	rms := 0.0
+	if finite > 0 {
+		rms = math.Sqrt(sumsq / float64(finite))
+	}
+	m := &Mismatch{First: -1}
+	for i := int64(0); i < n; i++ {
+		g, w := got.Float(i), want.Float(i)
+		ok := false
+		switch {
+		case math.IsNaN(w):
+			ok = math.IsNaN(g)
+		case math.IsNaN(g):
+			m.NaNs++
+		case math.IsInf(w, 0) || math.IsInf(g, 0):
+			ok = g == w
+		default:
+			scale := math.Abs(w) + rms
+			diff := math.Abs(g - w)
+			if scale > 0 {
+				m.MaxError = max(m.MaxError, diff/scale)
+			}
+			ok = diff <= tol.Atol+tol.Rtol*scale
+		}
+		if !ok {
+			if m.Bad == 0 {
+				m.First, m.Got, m.Want = i, g, w
+			}
+			m.Bad++
+		}
+	}
+	if m.Bad == 0 {
+		return m.MaxError, nil, nil
+	}
+	return m.MaxError, m, nil
+}

@@ -1,0 +1,194 @@
+package runtime
+
+// The timing protocol (issue 3, section 5), run inside the runner so that
+// nothing but the GPU's own clock (CUDA events) is in the measurement:
+//
+//   - a warm-up of at least WarmupMS (25 ms), which also estimates one run;
+//   - then at least max(MinReps, MinMS worth) samples (10, 100 ms), each
+//     timed with CUDA events around the run;
+//   - before each sample, outside the timed region, an L2 flush: a memset
+//     of a scratch buffer of FlushBytes (twice the L2 size by default);
+//   - with Graph, each sample is a CUDA graph of K back-to-back launches,
+//     K chosen so that one graph run takes at least ~20 us, and the sample
+//     is divided by K (for small kernels, whose launch overhead would
+//     otherwise be measured);
+//   - the median, p20 and p80 of the samples, the number of samples and the
+//     SM clock read through NVML during the run (0 without NVML).
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the timing protocol.
+const (
+	DefaultWarmupMS = 25
+	DefaultMinReps  = 10
+	DefaultMinMS    = 100
+	// DefaultTimeTimeout bounds one Time call.
+	DefaultTimeTimeout = 5 * time.Minute
+	// DefaultCopyBytes is the size CopyBandwidth copies when given 0.
+	DefaultCopyBytes = 1 << 30
+)
+
+// TimeSpec is one timing request; zero fields take the defaults.
+type TimeSpec struct {
+	Launch     LaunchSpec
+	WarmupMS   float64 // default 25
+	MinReps    int     // default 10
+	MinMS      float64 // default 100
+	FlushBytes int64   // 0: twice the device's L2; negative: no flush
+	Graph      bool    // time CUDA graphs of K back-to-back launches, divided by K
+	Timeout    time.Duration
+}
+
+// Timing is the result of the timing protocol. Times are per kernel run,
+// in microseconds.
+type Timing struct {
+	MedianUS float64
+	P20US    float64
+	P80US    float64
+	Reps     int // samples taken
+	ClockMHz int // SM clock during the run (NVML), 0 when unknown
+	Batch    int // launches per graph sample; 0 when no graph was used
+}
+
+func (t Timing) String() string {
+	s := fmt.Sprintf("median %.3f us (p20 %.3f, p80 %.3f) over %d samples", t.MedianUS, t.P20US, t.P80US, t.Reps)
+	if t.Batch > 0 {
+		s += fmt.Sprintf(", CUDA graphs of %d launches", t.Batch)
+	}
+	if t.ClockMHz > 0 {
+		s += fmt.Sprintf(", SM clock %d MHz", t.ClockMHz)
+	}
+	return s
+}
+
+// GBps is the achieved bandwidth when one run moves bytes (read plus
+// written), in GB/s (1e9 bytes a second).
+func (t Timing) GBps(bytes float64) float64 {
+	if t.MedianUS <= 0 {
+		return 0
+	}
+	return bytes / (t.MedianUS * 1e-6) / 1e9
+}
+
+// TFLOPs is the achieved rate when one run does flops floating-point
+// operations, in TFLOP/s.
+func (t Timing) TFLOPs(flops float64) float64 {
+	if t.MedianUS <= 0 {
+		return 0
+	}
+	return flops / (t.MedianUS * 1e-6) / 1e12
+}
+
+// timeText formats "WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH" with the
+// defaults applied; l2 is the device's L2 size.
+func (s TimeSpec) timeText(l2 int64) string {
+	warm, reps, minMS := s.WarmupMS, s.MinReps, s.MinMS
+	if warm <= 0 {
+		warm = DefaultWarmupMS
+	}
+	if reps <= 0 {
+		reps = DefaultMinReps
+	}
+	if minMS <= 0 {
+		minMS = DefaultMinMS
+	}
+	flush := s.FlushBytes
+	if flush == 0 {
+		flush = 2 * l2
+	}
+	if flush < 0 {
+		flush = 0
+	}
+	graph := 0
+	if s.Graph {
+		graph = 1
+	}
+	return fmt.Sprintf("%s %d %s %d %d", strconv.FormatFloat(warm, 'g', -1, 64), reps, strconv.FormatFloat(minMS, 'g', -1, 64), flush, graph)
+}
+
+// parseTimeReply parses "MEDIAN_US P20_US P80_US REPS CLOCK_MHZ [BATCH]".
+func parseTimeReply(rest string) (Timing, error) {
+	f := strings.Fields(rest)
+	bad := &RunnerError{Op: "time", Code: "EPROTO", Msg: fmt.Sprintf("bad reply %q", rest)}
+	if len(f) < 5 {
+		return Timing{}, bad
+	}
+	var t Timing
+	var err error
+	fl := []*float64{&t.MedianUS, &t.P20US, &t.P80US}
+	for i, p := range fl {
+		if *p, err = strconv.ParseFloat(f[i], 64); err != nil || math.IsNaN(*p) {
+			return Timing{}, bad
+		}
+	}
+	ints := []*int{&t.Reps, &t.ClockMHz, &t.Batch}
+	for i, p := range ints {
+		if 3+i >= len(f) {
+			break
+		}
+		if *p, err = strconv.Atoi(f[3+i]); err != nil {
+			return Timing{}, bad
+		}
+	}
+	return t, nil
+}
+
+// Time runs the timing protocol on one launch. The launch's outputs are
+// overwritten many times; inputs are left as they are (as far as the kernel
+// does). A kernel that crashes or hangs gives a Crash or Timeout Failure.
+func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var l2 int64
+	if s.FlushBytes == 0 {
+		info, err := r.infoLocked(ctx)
+		if err != nil {
+			return Timing{}, err
+		}
+		l2 = info.L2Bytes
+	}
+	text, err := r.launchText("time", s.Launch)
+	if err != nil {
+		return Timing{}, err
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeTimeout
+	}
+	rest, err := r.do(ctx, timeout, "time "+s.timeText(l2)+" "+text)
+	if err != nil {
+		return Timing{}, err
+	}
+	return parseTimeReply(rest)
+}
+
+// CopyBandwidth measures device-to-device copy bandwidth (cuMemcpyDtoD of
+// bytes, 1 GiB when 0) with the same warm-up and sampling, counting bytes
+// read and written, in GB/s: the memory-bound kernels' ceiling.
+func (r *Runner) CopyBandwidth(ctx context.Context, bytes int64) (float64, error) {
+	if bytes <= 0 {
+		bytes = DefaultCopyBytes
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rest, err := r.do(ctx, DefaultTimeTimeout, fmt.Sprintf("copybw %d", bytes))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(rest)
+	if len(f) < 1 {
+		return 0, &RunnerError{Op: "copybw", Code: "EPROTO", Msg: fmt.Sprintf("bad reply %q", rest)}
+	}
+	gbps, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return 0, &RunnerError{Op: "copybw", Code: "EPROTO", Msg: fmt.Sprintf("bad reply %q", rest)}
+	}
+	return gbps, nil
+}

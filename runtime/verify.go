@@ -1,0 +1,252 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"kgen.dev/kgen/interp"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/tensor"
+)
+
+// CheckResult is the outcome of running one plan at one shape and seed on
+// the GPU against the reference interpreter.
+type CheckResult struct {
+	Plan     string
+	Shape    string
+	Seed     uint64
+	Dist     tensor.Dist
+	MaxError float64 // the largest relative error over all outputs
+	Err      error   // nil when correct; a *Failure, or a *Mismatch wrapped with the output's name
+}
+
+// Checker runs plans of one compiled module on a runner.
+type Checker struct {
+	Runner *Runner
+	Cubin  string
+	module *Module
+	funcs  map[string]Function
+}
+
+// Check runs plan p at env (sizes of p.Source) on inputs drawn from dist
+// and seed, and compares every output with the interpreter's. Outputs and
+// the workspace are poisoned with NaN (0xFF bytes) before the launches;
+// inputs must come back unchanged.
+func (c *Checker) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
+	res := CheckResult{Plan: p.Name, Shape: env.String(), Seed: seed, Dist: dist}
+	k := p.Source
+	inputs, err := interp.RandomInputs(k, env, dist, seed)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	want, err := interp.Run(k, env, inputs, interp.Options{})
+	if err != nil {
+		res.Err = fmt.Errorf("reference interpreter: %w", err)
+		return res
+	}
+	got, err := c.run(ctx, p, env, inputs)
+	if err != nil {
+		res.Err = err
+		var f *Failure
+		if errors.As(err, &f) && (f.Kind == Crash || f.Kind == Timeout) {
+			c.module = nil // the runner restarts; modules are reloaded
+			if rerr := c.Runner.Restart(); rerr != nil {
+				res.Err = fmt.Errorf("%w; restarting the runner failed: %v", err, rerr)
+			}
+		}
+		return res
+	}
+	reduceLen := longestReduction(k, env)
+	for i, t := range k.Outputs {
+		e, m, err := Compare(got[i], want[i], ToleranceFor(t.DType, reduceLen))
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		res.MaxError = max(res.MaxError, e)
+		if m != nil {
+			res.Err = &Failure{Kind: WrongResult, Msg: fmt.Sprintf("output %s: %v", t.Name, m)}
+			return res
+		}
+	}
+	return res
+}
+
+func (c *Checker) load(ctx context.Context) error {
+	if c.module != nil {
+		return nil
+	}
+	m, err := c.Runner.Load(ctx, c.Cubin)
+	if err != nil {
+		return err
+	}
+	c.module, c.funcs = &m, map[string]Function{}
+	return nil
+}
+
+// run launches p's entry points on the inputs and returns the outputs.
+func (c *Checker) run(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	if err := c.load(ctx); err != nil {
+		return nil, err
+	}
+	r := c.Runner
+	penv := p.Bind(env)
+	var bufs []Buffer
+	defer func() {
+		for _, b := range bufs {
+			r.Free(ctx, b)
+		}
+	}()
+	alloc := func(n int64) (Buffer, error) {
+		b, err := r.Alloc(ctx, max(n, 1))
+		if err == nil {
+			bufs = append(bufs, b)
+		}
+		return b, err
+	}
+	var args []Arg
+	var inBufs []Buffer
+	for _, in := range inputs {
+		b, err := alloc(int64(len(in.Data)))
+		if err != nil {
+			return nil, err
+		}
+		if len(in.Data) > 0 {
+			if err := r.Write(ctx, b, in.Data); err != nil {
+				return nil, err
+			}
+		}
+		inBufs = append(inBufs, b)
+		args = append(args, BufArg(b))
+	}
+	var outs []*tensor.Tensor
+	var outBufs []Buffer
+	for _, t := range p.Source.Outputs {
+		shape, err := env.Shape(t)
+		if err != nil {
+			return nil, err
+		}
+		o := tensor.New(t.DType, shape)
+		b, err := alloc(int64(len(o.Data)))
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Fill(ctx, b, 0xFF); err != nil {
+			return nil, err
+		}
+		outs, outBufs = append(outs, o), append(outBufs, b)
+		args = append(args, BufArg(b))
+	}
+	if len(p.Workspace) > 0 {
+		n, err := penv.Int(p.WorkspaceBytes())
+		if err != nil {
+			return nil, err
+		}
+		b, err := alloc(n)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Fill(ctx, b, 0xFF); err != nil {
+			return nil, err
+		}
+		args = append(args, BufArg(b))
+	}
+	if p.Env == nil {
+		for _, d := range p.Source.DeclaredDims() {
+			args = append(args, I64(env.Dims[d]))
+		}
+		for _, prm := range p.Source.Params {
+			args = append(args, scalarArg(env.Params[prm]))
+		}
+	}
+	for _, l := range p.Launches {
+		g := l.Template.Grid(l.Stmt, l.Config)
+		blocks, err := penv.Int(g.Blocks)
+		if err != nil {
+			return nil, err
+		}
+		if blocks == 0 {
+			continue
+		}
+		fn, ok := c.funcs[l.Name]
+		if !ok {
+			if fn, err = r.Func(ctx, *c.module, l.Name); err != nil {
+				return nil, err
+			}
+			c.funcs[l.Name] = fn
+		}
+		spec := LaunchSpec{Func: fn, Grid: [3]int{int(blocks), 1, 1}, Block: [3]int{int(g.Threads), 1, 1}, Args: args}
+		if err := r.Launch(ctx, spec); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.Sync(ctx); err != nil {
+		return nil, err
+	}
+	for i, o := range outs {
+		if len(o.Data) == 0 {
+			continue
+		}
+		data, err := r.Read(ctx, outBufs[i])
+		if err != nil {
+			return nil, err
+		}
+		copy(o.Data, data)
+	}
+	for i, in := range inputs {
+		if len(in.Data) == 0 {
+			continue
+		}
+		data, err := r.Read(ctx, inBufs[i])
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(data, in.Data) {
+			return nil, &Failure{Kind: WrongResult, Msg: fmt.Sprintf("input %s was modified by the kernel", p.Source.Inputs[i].Name)}
+		}
+	}
+	return outs, nil
+}
+
+// scalarArg passes a param value as its ABI type.
+func scalarArg(c *ir.Const) Arg {
+	switch c.T {
+	case ir.F64:
+		return F64(c.F)
+	case ir.F32:
+		return F32(float32(c.F))
+	case ir.F16, ir.BF16:
+		t := tensor.New(c.T, []int64{1})
+		t.SetFloat(0, c.F)
+		return U16(binary.LittleEndian.Uint16(t.Data))
+	case ir.I64:
+		return I64(c.I)
+	}
+	return I32(int32(c.I)) // i32, and i8/u8/bool, whose low byte is read on little-endian
+}
+
+// longestReduction is the largest number of terms any reduction of k sums
+// at env, for the tolerance.
+func longestReduction(k *ir.Kernel, env *ir.Env) int64 {
+	longest := int64(1)
+	for _, s := range k.Stmts {
+		ir.Walk(s.Value, func(e ir.Expr) bool {
+			if r, ok := e.(*ir.Reduce); ok {
+				n := int64(1)
+				for _, ax := range r.Axes {
+					lo, _ := env.Int(ax.Lo)
+					hi, _ := env.Int(ax.Hi)
+					n *= max(hi-lo, 1)
+				}
+				longest = max(longest, n)
+			}
+			return true
+		})
+	}
+	return longest
+}

@@ -63,5 +63,5 @@ func (t pointwise) Grid(s *ir.Stmt, c Config) Grid {
 	threads := c["THREADS"]
 	b, _ := ir.LookupBuiltin("min")
 	blocks := &ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Simplify(cdiv(Points(s), threads)), ir.IntConst(MaxBlocks)}}
-	return Grid{Blocks: blocks, Threads: threads}
+	return Grid{Blocks: Simplify(blocks), Threads: threads}
 }

@@ -148,6 +148,17 @@ func sortedKeys(c Config) []string {
 // manifest and the emitted code read `M * N` rather than `1 * M * N`.
 func Simplify(e ir.Expr) ir.Expr {
 	return ir.Rewrite(ir.Substitute(e, nil), func(e ir.Expr) ir.Expr {
+		if c, ok := e.(*ir.Call); ok && (c.Fn == ir.MinFn || c.Fn == ir.MaxFn) {
+			x, xc := c.Args[0].(*ir.Const)
+			y, yc := c.Args[1].(*ir.Const)
+			if xc && yc && x.T == ir.I64 && y.T == ir.I64 {
+				if c.Fn == ir.MinFn {
+					return ir.IntConst(min(x.I, y.I))
+				}
+				return ir.IntConst(max(x.I, y.I))
+			}
+			return nil
+		}
 		b, ok := e.(*ir.Binary)
 		if !ok {
 			return nil

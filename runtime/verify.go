@@ -24,8 +24,8 @@ type CheckResult struct {
 	Err      error   // nil when correct; a *Failure, or a *Mismatch wrapped with the output's name
 }
 
-// Checker runs plans of one compiled module on a runner.
-type Checker struct {
+// Executor runs the plans of one compiled module on a runner.
+type Executor struct {
 	Runner *Runner
 	Cubin  string
 	module *Module
@@ -36,7 +36,7 @@ type Checker struct {
 // and seed, and compares every output with the interpreter's. Outputs and
 // the workspace are poisoned with NaN (0xFF bytes) before the launches;
 // inputs must come back unchanged.
-func (c *Checker) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
+func (c *Executor) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
 	res := CheckResult{Plan: p.Name, Shape: env.String(), Seed: seed, Dist: dist}
 	k := p.Source
 	inputs, err := interp.RandomInputs(k, env, dist, seed)
@@ -49,7 +49,7 @@ func (c *Checker) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist te
 		res.Err = fmt.Errorf("reference interpreter: %w", err)
 		return res
 	}
-	got, err := c.run(ctx, p, env, inputs)
+	got, err := c.Execute(ctx, p, env, inputs)
 	if err != nil {
 		res.Err = err
 		var f *Failure
@@ -77,7 +77,7 @@ func (c *Checker) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist te
 	return res
 }
 
-func (c *Checker) load(ctx context.Context) error {
+func (c *Executor) load(ctx context.Context) error {
 	if c.module != nil {
 		return nil
 	}
@@ -89,8 +89,9 @@ func (c *Checker) load(ctx context.Context) error {
 	return nil
 }
 
-// run launches p's entry points on the inputs and returns the outputs.
-func (c *Checker) run(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+// Execute launches p's entry points on the inputs (one per input of
+// p.Source, at the sizes of env) and returns the outputs.
+func (c *Executor) Execute(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ DIR/NAME.npy (bf16 as float32, which numpy can hold), and with
 					fmt.Fprintf(stderr, "kgen eval: %v\n", err)
 					return exitUser
 				}
-				e := &evaluation{k: k, inst: inst, shape: shape, ins: ins, dist: d, seed: *seed, force: *force}
+				e := &evaluation{cmd: "eval", k: k, inst: inst, shape: shape, ins: ins, dist: d, seed: *seed, force: *force}
 				return e.run(*out, *saveInputs, *show)
 			}
 		},
@@ -87,6 +87,7 @@ DIR/NAME.npy (bf16 as float32, which numpy can hold), and with
 }
 
 type evaluation struct {
+	cmd   string // the command, for messages: eval or run
 	k     *ir.Kernel
 	inst  *ir.Instance
 	shape shapeFlag
@@ -101,34 +102,55 @@ type evaluation struct {
 const maxWork = 2e10
 
 func (e *evaluation) fail(format string, args ...any) int {
-	fmt.Fprintf(stderr, "kgen eval: %s\n", fmt.Sprintf(format, args...))
+	fmt.Fprintf(stderr, "kgen %s: %s\n", e.cmd, fmt.Sprintf(format, args...))
 	return exitUser
 }
 
 func (e *evaluation) run(outDir string, saveInputs bool, show int) int {
+	env, inputs, code := e.prepare(true)
+	if code != exitOK {
+		return code
+	}
+	outputs, err := interp.Run(e.k, env, inputs, interp.Options{})
+	var rerr *interp.RunError
+	if errors.As(err, &rerr) {
+		var diags diag.List
+		diags.Add(diag.Error, rerr.Span, rerr.Msg+fmt.Sprintf(" (at %s)", env))
+		return report(&diags, false)
+	}
+	if err != nil {
+		return e.fail("%v", err)
+	}
+	return e.finish(env, inputs, outputs, outDir, saveInputs, show)
+}
+
+// prepare works out the sizes and the inputs (from files, else generated)
+// and checks the reads at those sizes. A code other than exitOK means the
+// problem is reported and the command should stop.
+func (e *evaluation) prepare(interpreter bool) (*ir.Env, []*tensor.Tensor, int) {
 	k := e.k
 	given, err := e.readInputs()
 	if err != nil {
-		return e.fail("%v", err)
+		return nil, nil, e.fail("%v", err)
 	}
 	env, err := e.bind(given)
 	var bad badSizes
 	if errors.As(err, &bad) {
-		return usageError("eval", "%v", err)
+		return nil, nil, usageError(e.cmd, "%v", err)
 	}
 	if err != nil {
-		return e.fail("%v", err)
+		return nil, nil, e.fail("%v", err)
 	}
-	if w := ir.Work(k, env); w > maxWork && !e.force {
-		return e.fail("%s at %s is about %.2g operations, too many for the interpreter (it checks kernels at small and medium sizes); give smaller sizes with --shape, or --force", k.Name, env, w)
+	if w := ir.Work(k, env); interpreter && w > maxWork && !e.force {
+		return nil, nil, e.fail("%s at %s is about %.2g operations, too many for the interpreter (it checks kernels at small and medium sizes); give smaller sizes with --shape, or --force", k.Name, env, w)
 	}
 	var diags diag.List
 	if !frontend.CheckBounds(k, env, &diags, "these sizes") {
-		return report(&diags, false)
+		return nil, nil, report(&diags, false)
 	}
 	inputs, err := interp.RandomInputs(k, env, e.dist, e.seed)
 	if err != nil {
-		return e.fail("%v", err)
+		return nil, nil, e.fail("%v", err)
 	}
 	for i, t := range k.Inputs {
 		g := given[t]
@@ -137,22 +159,20 @@ func (e *evaluation) run(outDir string, saveInputs bool, show int) int {
 		}
 		want, _ := env.Shape(t)
 		if !slices.Equal(g.Shape, want) {
-			return e.fail("input %s: %s has shape %v, but %s needs %v at %s", t.Name, e.inPath(t), g.Shape, t.Name, want, env)
+			return nil, nil, e.fail("input %s: %s has shape %v, but %s needs %v at %s", t.Name, e.inPath(t), g.Shape, t.Name, want, env)
 		}
 		if g.DType != t.DType {
 			g = g.Convert(t.DType)
 		}
 		inputs[i] = g
 	}
-	outputs, err := interp.Run(k, env, inputs, interp.Options{})
-	var rerr *interp.RunError
-	if errors.As(err, &rerr) {
-		diags.Add(diag.Error, rerr.Span, rerr.Msg+fmt.Sprintf(" (at %s)", env))
-		return report(&diags, false)
-	}
-	if err != nil {
-		return e.fail("%v", err)
-	}
+	return env, inputs, exitOK
+}
+
+// finish prints a summary of the outputs and writes them (and, if asked,
+// the inputs) as .npy files.
+func (e *evaluation) finish(env *ir.Env, inputs, outputs []*tensor.Tensor, outDir string, saveInputs bool, show int) int {
+	k := e.k
 	fmt.Fprintf(stdout, "%s at %s\n", k.Name, env)
 	for i, t := range k.Outputs {
 		printSummary(t, outputs[i], show)

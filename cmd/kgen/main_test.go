@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"kgen.dev/kgen/ir"
+	kgrt "kgen.dev/kgen/runtime"
 	"kgen.dev/kgen/tensor"
 )
 
@@ -117,7 +118,21 @@ func TestCheckDiagnosticFormat(t *testing.T) {
 
 // TestEvalMatmulFromFiles feeds hand-made inputs through --in and checks
 // the written output against products computed by hand.
-func TestEvalMatmulFromFiles(t *testing.T) {
+func TestEvalMatmulFromFiles(t *testing.T) { matmulFromFiles(t, "eval") }
+
+// TestRunMatmulFromFiles does the same on the GPU, where there is one.
+func TestRunMatmulFromFiles(t *testing.T) {
+	if _, err := kgrt.Devices(); err != nil {
+		if os.Getenv("KGEN_REQUIRE_GPU") == "1" {
+			t.Fatalf("KGEN_REQUIRE_GPU=1 but: %v", err)
+		}
+		t.Skipf("no GPU: %v", err)
+	}
+	needNVCC(t)
+	matmulFromFiles(t, "run", "--target", "cuda:sm_80")
+}
+
+func matmulFromFiles(t *testing.T, cmd string, extra ...string) {
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "mm.kg", matmulSpec)
 	a := tensor.New(ir.F32, []int64{2, 3})
@@ -136,7 +151,8 @@ func TestEvalMatmulFromFiles(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	// B by name, A positionally: dims come from the files.
-	code, stdoutText, errText := kgen(t, "eval", spec, "--kernel", "matmul", "--in", "B="+filepath.Join(dir, "b.npy"), "--in", filepath.Join(dir, "a.npy"), "--out", out)
+	args := append([]string{cmd, spec, "--kernel", "matmul", "--in", "B=" + filepath.Join(dir, "b.npy"), "--in", filepath.Join(dir, "a.npy"), "--out", out}, extra...)
+	code, stdoutText, errText := kgen(t, args...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errText)
 	}
@@ -158,7 +174,7 @@ func TestEvalMatmulFromFiles(t *testing.T) {
 		}
 	}
 	// A mismatched file is refused with the shapes named.
-	code, _, errText = kgen(t, "eval", spec, "--kernel", "matmul", "--in", "A="+filepath.Join(dir, "a.npy"), "--in", "B="+filepath.Join(dir, "a.npy"))
+	code, _, errText = kgen(t, append([]string{cmd, spec, "--kernel", "matmul", "--in", "A=" + filepath.Join(dir, "a.npy"), "--in", "B=" + filepath.Join(dir, "a.npy")}, extra...)...)
 	if code != exitUser || !strings.Contains(errText, "dim K") {
 		t.Errorf("mismatched inputs: exit %d, stderr %q", code, errText)
 	}

@@ -131,7 +131,7 @@ var testDists = []tensor.Dist{tensor.Normal, tensor.Uniform, tensor.Ints}
 
 func (t *tester) unit(ctx context.Context, u *unit) {
 	t.start()
-	c := &kgrt.Checker{Runner: t.runner, Cubin: u.cubin}
+	c := &kgrt.Executor{Runner: t.runner, Cubin: u.cubin}
 	for _, p := range u.plans {
 		t.plans++
 		var envs []kgrt.Shape

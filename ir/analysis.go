@@ -89,12 +89,24 @@ func Classify(s *Stmt) StmtKind {
 		return Generic
 	case compound:
 		return ConvLike
-	case r.Op == Sum && len(axisLoads) >= 2 && isProduct(r.Body):
+	case r.Op == Sum && isProduct(r.Body) && distinctReads(axisLoads):
 		return Contraction
 	case inner:
 		return InnerReduction
 	}
 	return OuterReduction
+}
+
+// distinctReads reports whether loads read at least two different
+// tensors, or one tensor at two different places: a square such as
+// (x - m) * (x - m) reduces a row, it does not contract two operands.
+func distinctReads(loads []*Load) bool {
+	for _, l := range loads[min(1, len(loads)):] {
+		if l.Tensor != loads[0].Tensor || Format(l) != Format(loads[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 func isProduct(e Expr) bool {

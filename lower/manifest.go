@@ -98,7 +98,7 @@ func Describe(p *Plan, hash string) ManifestKernel {
 		}
 	}
 	for _, l := range p.Launches {
-		g := l.Template.Grid(l.Stmt, l.Config)
+		g := l.Grid()
 		m.Launches = append(m.Launches, ManifestLaunch{
 			Function: l.Name, Template: l.Template.Name(), Config: l.Config,
 			Blocks: SizeText(g.Blocks), Threads: g.Threads, Computes: l.Stmt.Target.Name,

@@ -7,6 +7,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"kgen.dev/kgen/ir"
@@ -27,13 +28,22 @@ type Plan struct {
 	Workspace []*Slot // materialized lets, in statement order
 }
 
-// Launch is one grid launch computing one statement.
+// Launch is one grid launch computing one statement, Stmt, and before it
+// the lets in Fused, whose values stay on chip: a row-reduce launch
+// computes a softmax's max, sum and output for a row in one block.
 type Launch struct {
 	Name     string // the entry point's symbol
 	Stmt     *ir.Stmt
+	Fused    []*ir.Stmt
 	Template Template
 	Config   Config
+	// RowDims is how many leading indices of Stmt select a row (for
+	// row-reduce: one block per row).
+	RowDims int
 }
+
+// Grid is the launch geometry under the launch's configuration.
+func (l *Launch) Grid() Grid { return l.Template.Grid(l) }
 
 // Slot is a let stored in the workspace at Offset bytes (an i64 expression
 // of the kernel's sizes, aligned to SlotAlign).
@@ -101,17 +111,32 @@ func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])
 	}
 	p := &Plan{Source: source, Kernel: k, Env: env, Name: name}
+	groups := groupRows(k)
+	fused := map[*ir.Tensor]bool{}
+	for _, g := range groups {
+		for _, s := range g.fused {
+			fused[s.Target] = true
+		}
+	}
 	var offset ir.Expr = ir.IntConst(0)
 	for _, t := range k.Lets {
+		if fused[t] {
+			continue // kept in registers by its launch
+		}
 		bytes := mul(ir.IntConst(int64(t.DType.Size())), product(t.Shape))
 		p.Workspace = append(p.Workspace, &Slot{Tensor: t, Offset: offset, Bytes: bytes})
 		offset = alignUp(add(offset, bytes), SlotAlign)
 	}
-	for i, s := range k.Stmts {
-		tmpl := choose(s)
-		l := &Launch{Name: name, Stmt: s, Template: tmpl, Config: tmpl.Default(s)}
-		if len(k.Stmts) > 1 {
-			l.Name = fmt.Sprintf("%s_%d_%s", name, i, s.Target.Name)
+	for i, g := range groups {
+		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims}
+		if len(g.fused) > 0 || ir.Classify(g.final) == ir.InnerReduction {
+			l.Template = rowReduce{}
+		} else {
+			l.Template = choose(g.final)
+		}
+		l.Config = l.Template.Default(l)
+		if len(groups) > 1 {
+			l.Name = fmt.Sprintf("%s_%d_%s", name, i, g.final.Target.Name)
 		}
 		p.Launches = append(p.Launches, l)
 	}
@@ -142,9 +167,10 @@ func Print(p *Plan) string {
 		fmt.Fprintf(&sb, "  workspace %s: %s%s at byte %s\n", s.Tensor.Name, s.Tensor.DType, formatShape(s.Tensor.Shape), ir.Format(Simplify(s.Offset)))
 	}
 	for _, l := range p.Launches {
-		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Template.Grid(l.Stmt, l.Config)))
-		fmt.Fprintf(&sb, "    %s", strings.ReplaceAll(ir.PrintStmt(p.Kernel, l.Stmt), "\n", "\n    "))
-		sb.WriteString("\n")
+		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Grid()))
+		for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+			fmt.Fprintf(&sb, "    %s\n", ir.PrintStmt(p.Kernel, s))
+		}
 	}
 	return sb.String()
 }

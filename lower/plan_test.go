@@ -19,6 +19,12 @@ kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
   Y[r, d] = e[r, d] / den[r]
 }
 
+kernel centered<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let cs[d] = sum[r](X[r, d])
+  let rm[r] = max[d](X[r, d])
+  Y[r, d] = X[r, d] - cs[d] - rm[r]
+}
+
 kernel shifted<N>(X: f32[N]) -> (Y: f32[N]) {
   let t[i] = X[i] * 2
   Y[i] = (t[i - 1] ?? -1) + t[i]
@@ -37,11 +43,36 @@ func check(t *testing.T) *ir.Program {
 }
 
 // TestPlanSoftmax: the elementwise let e is inlined into both of its
-// readers; the reductions mx and den are materialized in the workspace,
-// 256-byte aligned; four statements become three launches.
+// readers; the row reductions mx and den fuse with the output into one
+// row-reduce launch that keeps them in registers: no workspace.
 func TestPlanSoftmax(t *testing.T) {
 	prog := check(t)
 	p, err := lower.Build(prog.Kernel("softmax"), nil, "softmax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Launches) != 1 || p.Launches[0].Name != "softmax" || p.Launches[0].Template.Name() != "row-reduce" {
+		t.Fatalf("launches %v", p.Launches)
+	}
+	l := p.Launches[0]
+	if len(l.Fused) != 2 || l.Fused[0].Target.Name != "mx" || l.Fused[1].Target.Name != "den" || l.RowDims != 1 {
+		t.Errorf("fused %v, row dims %d; want mx, den and 1", l.Fused, l.RowDims)
+	}
+	if len(p.Workspace) != 0 {
+		t.Errorf("workspace %v, want none", p.Workspace)
+	}
+	// The original kernel is untouched.
+	if len(prog.Kernel("softmax").Lets) != 3 {
+		t.Errorf("planning changed the checked kernel")
+	}
+}
+
+// TestPlanWorkspace: a column sum cannot fuse with a row launch, so it is
+// a launch of its own that leaves its result in the workspace; the row
+// maximum fuses with the output.
+func TestPlanWorkspace(t *testing.T) {
+	prog := check(t)
+	p, err := lower.Build(prog.Kernel("centered"), nil, "centered")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,22 +80,16 @@ func TestPlanSoftmax(t *testing.T) {
 	for _, l := range p.Launches {
 		names = append(names, l.Name+":"+l.Template.Name())
 	}
-	if got, want := strings.Join(names, " "), "softmax_0_mx:generic softmax_1_den:generic softmax_2_Y:elementwise"; got != want {
+	if got, want := strings.Join(names, " "), "centered_0_cs:generic centered_1_Y:row-reduce"; got != want {
 		t.Errorf("launches %s, want %s", got, want)
 	}
-	if len(p.Workspace) != 2 || p.Workspace[0].Tensor.Name != "mx" || p.Workspace[1].Tensor.Name != "den" {
-		t.Fatalf("workspace %v", p.Workspace)
+	if len(p.Workspace) != 1 || p.Workspace[0].Tensor.Name != "cs" {
+		t.Fatalf("workspace %v, want cs", p.Workspace)
 	}
 	env, _ := ir.Bind(p.Kernel, map[string]int64{"R": 100, "D": 7}, nil)
-	off, _ := env.Int(p.Workspace[1].Offset)
 	total, _ := env.Int(p.WorkspaceBytes())
-	// mx takes 400 bytes, rounded up to 512; den 400 more.
-	if off != 512 || total != 912 {
-		t.Errorf("den at %d, total %d; want 512 and 912", off, total)
-	}
-	// The original kernel is untouched.
-	if len(prog.Kernel("softmax").Lets) != 3 {
-		t.Errorf("planning changed the checked kernel")
+	if total != 28 { // 7 f32 column sums
+		t.Errorf("workspace %d bytes, want 28", total)
 	}
 }
 
@@ -73,7 +98,7 @@ func TestPlanSoftmax(t *testing.T) {
 // read through ?? must keep the default where the read is out of range.
 func TestInlinedKernelComputesTheSame(t *testing.T) {
 	prog := check(t)
-	for _, name := range []string{"softmax", "shifted"} {
+	for _, name := range []string{"softmax", "centered", "shifted"} {
 		k := prog.Kernel(name)
 		p, err := lower.Build(k, nil, name)
 		if err != nil {
@@ -125,12 +150,12 @@ func TestSpecializedPlanHasNoSizes(t *testing.T) {
 			}
 			return true
 		})
-		g := l.Template.Grid(l.Stmt, l.Config)
-		if got := lower.SizeText(g.Blocks); got != "1" {
-			t.Errorf("%s: blocks %s, want 1 (15 points at most, 256 threads)", l.Name, got)
+		g := l.Grid()
+		if got := lower.SizeText(g.Blocks); got != "3" {
+			t.Errorf("%s: blocks %s, want 3 (a block per row)", l.Name, got)
 		}
 	}
-	if p.Launches[2].Name != "sm_2_Y" {
-		t.Errorf("entry point %s, want sm_2_Y", p.Launches[2].Name)
+	if len(p.Launches) != 1 || p.Launches[0].Name != "sm" {
+		t.Errorf("entry points %v, want the one launch sm", p.Launches)
 	}
 }

@@ -11,9 +11,9 @@ type Template interface {
 	// Space lists the tuning parameters and their candidate values.
 	Space() map[string][]int64
 	// Default is the heuristic configuration an untuned build uses.
-	Default(s *ir.Stmt) Config
-	// Grid is the launch geometry for a configuration.
-	Grid(s *ir.Stmt, c Config) Grid
+	Default(l *Launch) Config
+	// Grid is the launch geometry of l under l.Config.
+	Grid(l *Launch) Grid
 }
 
 // Grid is a one-dimensional launch: Blocks blocks (an i64 expression of
@@ -57,11 +57,15 @@ func (t pointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
 func (t pointwise) Space() map[string][]int64 {
 	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
 }
-func (t pointwise) Default(*ir.Stmt) Config { return Config{"THREADS": 256} }
+func (t pointwise) Default(*Launch) Config { return Config{"THREADS": 256} }
 
-func (t pointwise) Grid(s *ir.Stmt, c Config) Grid {
-	threads := c["THREADS"]
+func (t pointwise) Grid(l *Launch) Grid {
+	threads := l.Config["THREADS"]
+	return Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), threads)), Threads: threads}
+}
+
+// capBlocks is min(blocks, MaxBlocks), simplified.
+func capBlocks(blocks ir.Expr) ir.Expr {
 	b, _ := ir.LookupBuiltin("min")
-	blocks := &ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Simplify(cdiv(Points(s), threads)), ir.IntConst(MaxBlocks)}}
-	return Grid{Blocks: Simplify(blocks), Threads: threads}
+	return Simplify(&ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Simplify(blocks), ir.IntConst(MaxBlocks)}})
 }

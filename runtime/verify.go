@@ -166,7 +166,7 @@ func (c *Executor) Execute(ctx context.Context, p *lower.Plan, env *ir.Env, inpu
 		}
 	}
 	for _, l := range p.Launches {
-		g := l.Template.Grid(l.Stmt, l.Config)
+		g := l.Grid()
 		blocks, err := penv.Int(g.Blocks)
 		if err != nil {
 			return nil, err

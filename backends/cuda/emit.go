@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,10 @@ type emitter struct {
 	plan *lower.Plan
 	sb   *strings.Builder
 	acc  int // counter for reduction accumulators
+	// regs names the registers that hold fused lets, and reduced the ones
+	// that hold reductions a block has already combined.
+	regs    map[*ir.Tensor]string
+	reduced map[*ir.Reduce]string
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -93,10 +98,12 @@ func Params(p *lower.Plan) []string {
 }
 
 func (e *emitter) launch(i int, l *lower.Launch) {
-	p, k, s := e.plan, e.plan.Kernel, l.Stmt
+	p, k := e.plan, e.plan.Kernel
 	e.printf("// %s: launch %d of %d, template %s (%s)\n", p.Name, i+1, len(p.Launches), l.Template.Name(), l.Config)
-	e.printf("//   %s\n", strings.ReplaceAll(ir.PrintStmt(k, s), "\n", "\n//   "))
-	threads := l.Template.Grid(s, l.Config).Threads
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		e.printf("//   %s\n", ir.PrintStmt(k, s))
+	}
+	threads := l.Grid().Threads
 	e.printf("extern \"C\" __global__ void __launch_bounds__(%d) %s(\n    %s) {\n", threads, l.Name, strings.Join(Params(p), ",\n    "))
 	if p.Env == nil {
 		for _, d := range k.Dims {
@@ -106,35 +113,68 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 		}
 	}
 	for _, slot := range p.Workspace {
-		if uses(s, slot.Tensor) {
+		used := false
+		for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+			used = used || uses(s, slot.Tensor)
+		}
+		if used {
 			e.printf("  %s* %s = (%s*)(kg_ws + %s);\n", cType(slot.Tensor.DType), name(slot.Tensor.Name), cType(slot.Tensor.DType), e.expr(lower.Simplify(slot.Offset)))
 		}
 	}
-	e.printf("  const int64_t kg_points = %s;\n", e.expr(lower.Points(s)))
-	e.printf("  for (int64_t kg_p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; kg_p < kg_points; kg_p += (int64_t)gridDim.x * blockDim.x) {\n")
-	if len(s.Index) > 0 {
-		e.printf("    int64_t kg_rest = kg_p;\n")
+	if emit, ok := templateEmitters[l.Template.Name()]; ok {
+		emit(e, l)
+	} else {
+		e.pointwise(l)
 	}
-	for j := len(s.Index) - 1; j >= 0; j-- {
-		ix := s.Index[j]
-		extent := e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: ix.Hi, Y: ix.Lo}))
+	e.printf("}\n")
+}
+
+// templateEmitters renders the body of a launch by template name; the
+// templates not listed run one output point per thread (pointwise).
+var templateEmitters = map[string]func(*emitter, *lower.Launch){
+	"row-reduce": (*emitter).rowReduce,
+}
+
+// decompose declares the indices ix from the flat counter flat, the last
+// index varying fastest.
+func (e *emitter) decompose(indent, flat, rest string, ix []*ir.Index) {
+	if len(ix) > 1 {
+		e.printf("%sint64_t %s = %s;\n", indent, rest, flat)
+		flat = rest
+	}
+	for j := len(ix) - 1; j >= 0; j-- {
+		x := ix[j]
+		extent := e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: x.Hi, Y: x.Lo}))
 		off := ""
-		if c, ok := ix.Lo.(*ir.Const); !ok || c.I != 0 {
-			off = e.paren(ix.Lo) + " + "
+		if c, ok := x.Lo.(*ir.Const); !ok || c.I != 0 {
+			off = e.paren(x.Lo) + " + "
 		}
 		if j == 0 {
-			e.printf("    const int64_t %s = %skg_rest;\n", name(ix.Name), off)
+			e.printf("%sconst int64_t %s = %s%s;\n", indent, name(x.Name), off, flat)
 		} else {
-			e.printf("    const int64_t %s = %skg_rest %% %s;\n", name(ix.Name), off, extent)
-			e.printf("    kg_rest /= %s;\n", extent)
+			e.printf("%sconst int64_t %s = %s%s %% %s;\n", indent, name(x.Name), off, flat, extent)
+			e.printf("%s%s /= %s;\n", indent, flat, extent)
 		}
 	}
+}
+
+// store writes the statement's value at its point.
+func (e *emitter) store(indent string, s *ir.Stmt) {
 	var refs []ir.Expr
 	for _, ix := range s.Index {
 		refs = append(refs, &ir.IndexRef{Index: ix})
 	}
-	e.printf("    %s[%s] = %s;\n", name(s.Target.Name), e.linear(refs, s.Target.Shape), e.expr(s.Value))
-	e.printf("  }\n}\n")
+	e.printf("%s%s[%s] = %s;\n", indent, name(s.Target.Name), e.linear(refs, s.Target.Shape), e.expr(s.Value))
+}
+
+// pointwise computes one output point per thread in a grid-stride loop.
+func (e *emitter) pointwise(l *lower.Launch) {
+	s := l.Stmt
+	e.printf("  const int64_t kg_points = %s;\n", e.expr(lower.Points(s)))
+	e.printf("  for (int64_t kg_p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; kg_p < kg_points; kg_p += (int64_t)gridDim.x * blockDim.x) {\n")
+	e.decompose("    ", "kg_p", "kg_rest", s.Index)
+	e.store("    ", s)
+	e.printf("  }\n")
 }
 
 // uses reports whether s reads or writes t.
@@ -252,6 +292,9 @@ func (e *emitter) expr(x ir.Expr) string {
 		}
 		return name(x.Param.Name)
 	case *ir.Load:
+		if r, ok := e.regs[x.Tensor]; ok {
+			return r
+		}
 		access := fmt.Sprintf("%s[%s]", name(x.Tensor.Name), e.linear(x.Index, x.Tensor.Shape))
 		if x.Default == nil {
 			return access
@@ -291,6 +334,9 @@ func (e *emitter) expr(x ir.Expr) string {
 	case *ir.Cast:
 		return convert(e.paren(x.X), x.X.Type(), x.T)
 	case *ir.Reduce:
+		if r, ok := e.reduced[x]; ok {
+			return r
+		}
 		return e.reduce(x)
 	}
 	panic(fmt.Sprintf("cuda: cannot emit %T", x))

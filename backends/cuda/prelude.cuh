@@ -68,3 +68,24 @@ __device__ __forceinline__ float kg_pow(float x, float y) { return powf(x, y); }
 __device__ __forceinline__ double kg_pow(double x, double y) { return pow(x, y); }
 __device__ __forceinline__ float kg_fma(float x, float y, float z) { return fmaf(x, y, z); }
 __device__ __forceinline__ double kg_fma(double x, double y, double z) { return fma(x, y, z); }
+
+// kg_block_reduce combines v across the block with op: butterfly shuffles
+// within each warp, then the warps' results through smem (32 slots) in
+// warp 0. Every thread of the block must call it, with blockDim.x a
+// multiple of 32; every thread gets the result. The order of combination
+// is fixed for a block size, so results repeat run to run.
+template <class T, class Op>
+__device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+  __syncthreads();  // the previous call's readers of smem[0] are done
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < warps ? smem[lane] : identity;
+    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (lane == 0) smem[0] = v;
+  }
+  __syncthreads();
+  return smem[0];
+}

@@ -1,0 +1,162 @@
+package lower
+
+import (
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// group is a run of statements one launch computes: Fused lets whose
+// values stay on chip, then Final.
+type group struct {
+	fused   []*ir.Stmt
+	final   *ir.Stmt
+	rowDims int
+}
+
+// groupRows splits k's statements into launches. A run of lets that each
+// reduce along a row (an inner reduction), followed by the statement that
+// reads them only at its own row, becomes one row-reduce launch (softmax,
+// layernorm, rmsnorm); so does an inner reduction alone. Everything else
+// is a launch of its own.
+func groupRows(k *ir.Kernel) []group {
+	var groups []group
+	stmts := k.Stmts
+	for i := 0; i < len(stmts); {
+		best := -1
+		for j := i; j < len(stmts); j++ {
+			if rowGroupOK(k, stmts[i:j], stmts[j]) {
+				best = j
+			}
+			if !isRowMember(stmts[j]) {
+				break
+			}
+		}
+		if best < 0 {
+			groups = append(groups, group{final: stmts[i]})
+			i++
+			continue
+		}
+		g := group{fused: stmts[i:best], final: stmts[best], rowDims: rowRank(stmts[i:best], stmts[best])}
+		groups = append(groups, g)
+		i = best + 1
+	}
+	return groups
+}
+
+// isRowMember reports whether s could be a fused member: a let whose value
+// reduces along its rows.
+func isRowMember(s *ir.Stmt) bool {
+	return s.Target.Kind == ir.Let && ir.Classify(s) == ir.InnerReduction
+}
+
+func rowRank(members []*ir.Stmt, final *ir.Stmt) int {
+	if len(members) > 0 {
+		return len(members[0].Index)
+	}
+	return len(final.Index)
+}
+
+// rowGroupOK checks that members then final can run one block per row.
+func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
+	kind := ir.Classify(final)
+	if len(members) == 0 {
+		return kind == ir.InnerReduction
+	}
+	r := rowRank(members, final)
+	if len(final.Index) < r || (kind != ir.Elementwise && !(kind == ir.InnerReduction && len(final.Index) == r)) {
+		return false
+	}
+	for _, m := range members {
+		if !isRowMember(m) || len(m.Index) != r {
+			return false
+		}
+		for d := range r {
+			if ir.Format(m.Index[d].Hi) != ir.Format(final.Index[d].Hi) || ir.Format(m.Index[d].Lo) != ir.Format(final.Index[d].Lo) {
+				return false
+			}
+		}
+	}
+	// Each member is read only by later members and the final, and only
+	// at the reader's own row.
+	inGroup := append(slices.Clone(members), final)
+	for mi, m := range members {
+		for _, s := range k.Stmts {
+			reads := false
+			atRow := true
+			ir.Walk(s.Value, func(e ir.Expr) bool {
+				l, ok := e.(*ir.Load)
+				if !ok || l.Tensor != m.Target {
+					return true
+				}
+				reads = true
+				if l.Default != nil || len(l.Index) != r || len(s.Index) < r {
+					atRow = false
+					return true
+				}
+				for d, ix := range l.Index {
+					ref, ok := ix.(*ir.IndexRef)
+					if !ok || ref.Index != s.Index[d] {
+						atRow = false
+					}
+				}
+				return true
+			})
+			if !reads {
+				continue
+			}
+			pos := slices.Index(inGroup, s)
+			if pos <= mi || !atRow {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// rowReduce computes a group with one block per row: each fused let's
+// reductions run across the block's threads and combine through shuffles
+// and shared memory, their values stay in registers, and the threads then
+// share the row's output elements.
+type rowReduce struct{}
+
+func (rowReduce) Name() string            { return "row-reduce" }
+func (rowReduce) Accepts(s *ir.Stmt) bool { return ir.Classify(s) == ir.InnerReduction }
+func (rowReduce) Space() map[string][]int64 {
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
+}
+func (rowReduce) Default(*Launch) Config { return Config{"THREADS": 256} }
+
+func (rowReduce) Grid(l *Launch) Grid {
+	return Grid{Blocks: capBlocks(Rows(l)), Threads: l.Config["THREADS"]}
+}
+
+// Rows is the number of rows of a row-reduce launch.
+func Rows(l *Launch) ir.Expr {
+	var extents []ir.Expr
+	for _, ix := range l.Stmt.Index[:l.RowDims] {
+		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ix.Hi, Y: ix.Lo})
+	}
+	return Simplify(product(extents))
+}
+
+// Cols is the number of output elements of a row in a row-reduce launch.
+func Cols(l *Launch) ir.Expr {
+	var extents []ir.Expr
+	for _, ix := range l.Stmt.Index[l.RowDims:] {
+		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ix.Hi, Y: ix.Lo})
+	}
+	return Simplify(product(extents))
+}
+
+// RowAliases maps each fused member's row indices to the final
+// statement's, so that one set of row variables serves the whole launch.
+func RowAliases(l *Launch) map[*ir.Index]ir.Expr {
+	m := map[*ir.Index]ir.Expr{}
+	for _, s := range l.Fused {
+		for d := range l.RowDims {
+			m[s.Index[d]] = &ir.IndexRef{Index: l.Stmt.Index[d]}
+		}
+	}
+	return m
+}

@@ -90,6 +90,7 @@ type Attr struct {
 type AttrArg struct {
 	Span   diag.Span
 	Key    *Ident
+	BadKey bool // the key is not a name (a number or a string)
 	List   bool
 	Values []Literal
 }

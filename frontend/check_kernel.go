@@ -265,6 +265,12 @@ func parseIntLiteral(text string) (int64, bool) {
 }
 
 func (kc *kernelChecker) attr(a *Attr) {
+	for _, arg := range a.Args {
+		if arg.BadKey {
+			kc.errorf(arg.Key.Span, "an attribute key is a name, not '%s'; write e.g. @tune(BM = [64, 128])", exprText(&Name{Span: arg.Key.Span}))
+			return
+		}
+	}
 	attr := &ir.Attr{Name: a.Name.Name, Span: a.Span}
 	for _, arg := range a.Args {
 		ia := ir.AttrArg{List: arg.List}

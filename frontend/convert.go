@@ -132,6 +132,7 @@ func (c converter) attrArg(g *gAttrArg) AttrArg {
 			return arg
 		}
 		key := Ident{Name: g.First.Value, Span: c.span(g.First.Pos, g.First.EndPos)}
+		arg.BadKey = g.First.Neg || !isName(g.First.Value)
 		arg.Key = &key
 		list = g.Second
 	}
@@ -254,3 +255,13 @@ type badArgs struct {
 }
 
 func (e *badArgs) Pos() diag.Span { return e.Span }
+
+// isName reports whether s is an identifier.
+func isName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

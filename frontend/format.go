@@ -24,12 +24,14 @@ package frontend
 //     without `;`. The closing `}` is on its own line (also for an empty
 //     body).
 //   - Expressions: one space around every binary operator, `? :` and `??`
-//     (no compact `2*pad`); none after a unary operator; `, ` between items;
-//     no space inside brackets and parentheses; ranges `k in 0..K`. The
-//     user's parentheses are kept and none are added; numbers and literals
-//     are printed exactly as written. The output has the same tokens as the
-//     input, in the same order, apart from the dropped `;`, `<>` and `<;>`,
-//     so it parses to the same tree.
+//     (no compact `2*pad`); none after a unary operator, except between two
+//     signs (`- -x`, not `--x`); `, ` between items; no space inside
+//     brackets and parentheses; ranges `k in 0..K`. The user's parentheses
+//     are kept and none are added; numbers and literals are printed exactly
+//     as written. The output has the same tokens as the input, in the same
+//     order, apart from the dropped `;`, `<>` and `<;>`, so it parses to the
+//     same tree. (A reduction written with other than one argument, which
+//     the tree does not keep, is re-read from the source.)
 //
 // Comments. Every comment is kept, in source order. Line comments lose
 // trailing blanks, and so does each line of a block comment; otherwise
@@ -48,7 +50,11 @@ package frontend
 //     two tokens of one source line, they stay in place (`f(x /* rows */,
 //     y)`); otherwise, if they were all trailing comments and at most one
 //     line comment, which comes last, ends the line, they move to the end of
-//     the line; otherwise they move, each on its own line, before the line.
+//     the line; otherwise they move, each on its own line, before the line
+//     (a blank line above the line then goes above them).
+//   - Several comments on one line that is not code are printed one per
+//     line. A comment after a dropped `;` is placed as if the `;` were not
+//     there.
 //
 // Format(Parse(Format(x))) == Format(x) for every x that parses without
 // errors, and the tree of the output equals that of the input.

@@ -97,6 +97,18 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 // specialized: sizes and params become constants and the entry points are
 // named after name.
 func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
+	return build(k, env, name, false)
+}
+
+// BuildReference plans k with runtime sizes using only the generic
+// template, each statement its own launch: the simplest kernels kgen
+// makes. Checked against the interpreter at small sizes, they are the
+// oracle for sizes too large for the interpreter.
+func BuildReference(k *ir.Kernel, name string) (*Plan, error) {
+	return build(k, nil, name, true)
+}
+
+func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error) {
 	source := k
 	k = Clone(k)
 	if env != nil {
@@ -111,7 +123,14 @@ func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])
 	}
 	p := &Plan{Source: source, Kernel: k, Env: env, Name: name}
-	groups := groupRows(k)
+	var groups []group
+	if reference {
+		for _, s := range k.Stmts {
+			groups = append(groups, group{final: s})
+		}
+	} else {
+		groups = groupRows(k)
+	}
 	fused := map[*ir.Tensor]bool{}
 	for _, g := range groups {
 		for _, s := range g.fused {
@@ -129,9 +148,12 @@ func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 	}
 	for i, g := range groups {
 		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims}
-		if len(g.fused) > 0 || ir.Classify(g.final) == ir.InnerReduction {
+		switch {
+		case reference:
+			l.Template = generic
+		case len(g.fused) > 0 || ir.Classify(g.final) == ir.InnerReduction:
 			l.Template = rowReduce{}
-		} else {
+		default:
 			l.Template = choose(g.final)
 		}
 		l.Config = l.Template.Default(l)

@@ -31,8 +31,11 @@ const MaxBlocks = 1 << 20
 // template comes last and accepts every statement.
 var templates = []Template{
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }},
-	pointwise{name: "generic", accepts: func(*ir.Stmt) bool { return true }},
+	generic,
 }
+
+// generic computes any statement, one output point per thread.
+var generic Template = pointwise{name: "generic", accepts: func(*ir.Stmt) bool { return true }}
 
 // Points is the number of output points of s, an i64 expression.
 func Points(s *ir.Stmt) ir.Expr {

@@ -37,6 +37,29 @@ type Executor struct {
 // the workspace are poisoned with NaN (0xFF bytes) before the launches;
 // inputs must come back unchanged.
 func (c *Executor) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
+	return c.check(ctx, p, env, dist, seed, func(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		want, err := interp.Run(p.Source, env, inputs, interp.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("reference interpreter: %w", err)
+		}
+		return want, nil
+	})
+}
+
+// CheckAgainst is Check with the reference kernels (refPlan, loaded in
+// ref) in place of the interpreter, for sizes too large for it: both run
+// on the GPU on the same inputs.
+func (c *Executor) CheckAgainst(ctx context.Context, p *lower.Plan, ref *Executor, refPlan *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
+	return c.check(ctx, p, env, dist, seed, func(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		want, err := ref.Execute(ctx, refPlan, env, inputs)
+		if err != nil {
+			return nil, fmt.Errorf("reference kernels: %w", err)
+		}
+		return want, nil
+	})
+}
+
+func (c *Executor) check(ctx context.Context, p *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64, reference func([]*tensor.Tensor) ([]*tensor.Tensor, error)) CheckResult {
 	res := CheckResult{Plan: p.Name, Shape: env.String(), Seed: seed, Dist: dist}
 	k := p.Source
 	inputs, err := interp.RandomInputs(k, env, dist, seed)
@@ -44,9 +67,9 @@ func (c *Executor) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 		res.Err = err
 		return res
 	}
-	want, err := interp.Run(k, env, inputs, interp.Options{})
+	want, err := reference(inputs)
 	if err != nil {
-		res.Err = fmt.Errorf("reference interpreter: %w", err)
+		res.Err = err
 		return res
 	}
 	got, err := c.Execute(ctx, p, env, inputs)
@@ -54,7 +77,8 @@ func (c *Executor) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 		res.Err = err
 		var f *Failure
 		if errors.As(err, &f) && (f.Kind == Crash || f.Kind == Timeout) {
-			c.module = nil // the runner restarts; modules are reloaded
+			// The runner restarts; every executor reloads its module on its
+			// next use, since the module's generation is stale.
 			if rerr := c.Runner.Restart(); rerr != nil {
 				res.Err = fmt.Errorf("%w; restarting the runner failed: %v", err, rerr)
 			}
@@ -78,7 +102,10 @@ func (c *Executor) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 }
 
 func (c *Executor) load(ctx context.Context) error {
-	if c.module != nil {
+	c.Runner.mu.Lock()
+	current := c.module != nil && c.module.gen == c.Runner.gen
+	c.Runner.mu.Unlock()
+	if current {
 		return nil
 	}
 	m, err := c.Runner.Load(ctx, c.Cubin)

@@ -151,6 +151,30 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 	return units, nil
 }
 
+// emitReference writes, for each file, STEM__ref.cu with the reference
+// plan of every kernel (generic template only, runtime sizes), the oracle
+// kgen test uses at sizes too large for the interpreter.
+func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
+	var units []*unit
+	for _, l := range files {
+		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path)) + "__ref"
+		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+".cu")}
+		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + ".cu", Kernels: []lower.ManifestKernel{}}
+		for _, k := range l.prog.Kernels {
+			p, err := lower.BuildReference(k, k.Name+"__ref")
+			if err != nil {
+				return nil, err
+			}
+			u.plans = append(u.plans, p)
+		}
+		if err := writeFileAtomic(u.source, []byte(cuda.Emit(u.plans)), 0o644); err != nil {
+			return nil, err
+		}
+		units = append(units, u)
+	}
+	return units, nil
+}
+
 // compile runs nvcc on every unit in parallel and reports its resource
 // usage at the kernels of the spec.
 func (b *builder) compile(nvcc *kgrt.NVCC, units []*unit, jobs int, diags *diag.List) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"kgen.dev/kgen/diag"
@@ -27,7 +28,9 @@ kernels at several shapes (each instance's sizes when the interpreter can
 afford them, then sizes capped at distinct primes, sizes with dims of 1, and
 sizes just past a power of two), instances at their own sizes, each with
 --seeds seeds drawn from the normal, uniform and integer distributions in
-turn. Outputs and workspace are poisoned with NaN before each launch, and
+turn. Instances too large for the interpreter are checked against kgen's
+reference kernels (the generic template, one statement per launch), which
+are themselves checked against the interpreter first. Outputs and workspace are poisoned with NaN before each launch, and
 inputs must come back unchanged. Tolerances depend on the output dtype and
 the length of the reductions. A kernel that crashes or hangs fails alone:
 the runner restarts and testing goes on. Exit status 1 when any check
@@ -78,7 +81,12 @@ fails.`,
 					fmt.Fprintf(stderr, "kgen test: %v\n", err)
 					return exitUser
 				}
-				b.compile(nvcc, units, runtime.NumCPU(), &diags)
+				refs, err := b.emitReference(files)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen test: %v\n", err)
+					return exitUser
+				}
+				b.compile(nvcc, append(slices.Clone(units), refs...), runtime.NumCPU(), &diags)
 				if code := report(&diags, false); code != exitOK {
 					return code
 				}
@@ -95,8 +103,8 @@ fails.`,
 				}
 				defer r.Close()
 				t := &tester{runner: r, seeds: *seeds, maxWork: *maxWork, asJSON: *asJSON, verbose: *verbose}
-				for _, u := range units {
-					t.unit(ctx, u)
+				for i, u := range units {
+					t.unit(ctx, u, refs[i])
 				}
 				fmt.Fprintf(stdout, "%d plans: %d passed, %d failed, %d skipped; %d checks in %s\n",
 					t.plans, t.plans-t.failed-t.skipped, t.failed, t.skipped, t.checks, time.Since(t.start()).Round(time.Millisecond))
@@ -129,42 +137,73 @@ func (t *tester) start() time.Time {
 
 var testDists = []tensor.Dist{tensor.Normal, tensor.Uniform, tensor.Ints}
 
-func (t *tester) unit(ctx context.Context, u *unit) {
+func (t *tester) unit(ctx context.Context, u, ref *unit) {
 	t.start()
-	c := &kgrt.Executor{Runner: t.runner, Cubin: u.cubin}
+	x := &kgrt.Executor{Runner: t.runner, Cubin: u.cubin}
+	rx := &kgrt.Executor{Runner: t.runner, Cubin: ref.cubin}
+	refPlans := map[*ir.Kernel]*lower.Plan{}
+	// The reference kernels first: they must agree with the interpreter
+	// before they can stand in for it.
+	for _, rp := range ref.plans {
+		refPlans[rp.Source] = rp
+		t.plans++
+		shapes := kgrt.TestShapes(rp.Source, u.file.prog.Instances, t.maxWork)
+		t.checkPlan(u, rp, shapes, 1, func(sh kgrt.Shape, d tensor.Dist, seed uint64) kgrt.CheckResult {
+			return rx.Check(ctx, rp, sh.Env, d, seed)
+		})
+	}
 	for _, p := range u.plans {
 		t.plans++
-		var envs []kgrt.Shape
+		var shapes []kgrt.Shape
 		if p.Env != nil {
 			if ir.Work(p.Source, p.Env) <= t.maxWork {
-				envs = []kgrt.Shape{{Name: "instance", Env: p.Env}}
+				shapes = []kgrt.Shape{{Name: "instance", Env: p.Env}}
 			}
 		} else {
-			envs = kgrt.TestShapes(p.Source, u.file.prog.Instances, t.maxWork)
+			shapes = kgrt.TestShapes(p.Source, u.file.prog.Instances, t.maxWork)
 		}
-		if len(envs) == 0 {
-			t.skipped++
-			fmt.Fprintf(stdout, "SKIP %s (%s): its sizes are too large for the reference interpreter (--max-work)\n", p.Name, u.file.path)
+		if len(shapes) > 0 {
+			t.checkPlan(u, p, shapes, t.seeds, func(sh kgrt.Shape, d tensor.Dist, seed uint64) kgrt.CheckResult {
+				return x.Check(ctx, p, sh.Env, d, seed)
+			})
 			continue
 		}
-		worst, failures := 0.0, 0
-		for _, sh := range envs {
-			for s := 1; s <= t.seeds; s++ {
-				res := c.Check(ctx, p, sh.Env, testDists[(s-1)%len(testDists)], uint64(s))
-				t.checks++
-				worst = max(worst, res.MaxError)
-				t.print(p, sh, res)
-				if res.Err != nil {
-					failures++
-				}
+		rp := refPlans[p.Source]
+		if rp == nil || ir.Work(p.Source, p.Env) > maxReferenceWork {
+			t.skipped++
+			fmt.Fprintf(stdout, "SKIP %s (%s): its sizes are too large to check\n", p.Name, u.file.path)
+			continue
+		}
+		shapes = []kgrt.Shape{{Name: "instance, against the reference kernels", Env: p.Env}}
+		t.checkPlan(u, p, shapes, 1, func(sh kgrt.Shape, d tensor.Dist, seed uint64) kgrt.CheckResult {
+			return x.CheckAgainst(ctx, p, rx, rp, sh.Env, d, seed)
+		})
+	}
+}
+
+// maxReferenceWork bounds the instances checked against the reference
+// kernels on the GPU (a 4096^3 matmul is 7e10).
+const maxReferenceWork = 1e12
+
+// checkPlan runs check at every shape and seed and reports the plan.
+func (t *tester) checkPlan(u *unit, p *lower.Plan, shapes []kgrt.Shape, seeds int, check func(kgrt.Shape, tensor.Dist, uint64) kgrt.CheckResult) {
+	worst, failures := 0.0, 0
+	for _, sh := range shapes {
+		for s := 1; s <= seeds; s++ {
+			res := check(sh, testDists[(s-1)%len(testDists)], uint64(s))
+			t.checks++
+			worst = max(worst, res.MaxError)
+			t.print(p, sh, res)
+			if res.Err != nil {
+				failures++
 			}
 		}
-		if failures > 0 {
-			t.failed++
-			fmt.Fprintf(stdout, "FAIL %s (%s): %d of %d checks failed\n", p.Name, u.file.path, failures, len(envs)*t.seeds)
-		} else {
-			fmt.Fprintf(stdout, "ok   %s (%s): %d shapes x %d seeds, max error %.2g\n", p.Name, u.file.path, len(envs), t.seeds, worst)
-		}
+	}
+	if failures > 0 {
+		t.failed++
+		fmt.Fprintf(stdout, "FAIL %s (%s): %d of %d checks failed\n", p.Name, u.file.path, failures, len(shapes)*seeds)
+	} else {
+		fmt.Fprintf(stdout, "ok   %s (%s): %d shapes x %d seeds, max error %.2g\n", p.Name, u.file.path, len(shapes), seeds, worst)
 	}
 }
 

@@ -47,7 +47,41 @@ func groupRows(k *ir.Kernel) []group {
 // isRowMember reports whether s could be a fused member: a let whose value
 // reduces along its rows.
 func isRowMember(s *ir.Stmt) bool {
-	return s.Target.Kind == ir.Let && ir.Classify(s) == ir.InnerReduction
+	return s.Target.Kind == ir.Let && ir.Classify(s) == ir.InnerReduction && unguarded(s.Value)
+}
+
+// unguarded reports whether every reduction in e is evaluated whenever e
+// is: none sits in a branch of ?: or on the right of && or ||. A row-reduce
+// launch computes reductions up front, across the block, so a reduction a
+// condition guards (r > 0 ? max[d](X[r - 1, d]) : 0) must stay generic.
+func unguarded(e ir.Expr) bool {
+	ok := true
+	var visit func(e ir.Expr, guarded bool)
+	visit = func(e ir.Expr, guarded bool) {
+		switch x := e.(type) {
+		case *ir.Reduce:
+			if guarded {
+				ok = false
+			}
+			return
+		case *ir.Select:
+			visit(x.Cond, guarded)
+			visit(x.X, true)
+			visit(x.Y, true)
+			return
+		case *ir.Binary:
+			if x.Op == ir.And || x.Op == ir.Or {
+				visit(x.X, guarded)
+				visit(x.Y, true)
+				return
+			}
+		}
+		for _, c := range ir.Children(e) {
+			visit(c, guarded)
+		}
+	}
+	visit(e, false)
+	return ok
 }
 
 func rowRank(members []*ir.Stmt, final *ir.Stmt) int {
@@ -60,6 +94,9 @@ func rowRank(members []*ir.Stmt, final *ir.Stmt) int {
 // rowGroupOK checks that members then final can run one block per row.
 func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 	kind := ir.Classify(final)
+	if !unguarded(final.Value) {
+		return false
+	}
 	if len(members) == 0 {
 		return kind == ir.InnerReduction
 	}

@@ -25,6 +25,10 @@ kernel centered<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
   Y[r, d] = X[r, d] - cs[d] - rm[r]
 }
 
+kernel guarded<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = r > 0 ? max[d](X[r - 1, d]) : 0
+}
+
 kernel shifted<N>(X: f32[N]) -> (Y: f32[N]) {
   let t[i] = X[i] * 2
   Y[i] = (t[i - 1] ?? -1) + t[i]
@@ -90,6 +94,19 @@ func TestPlanWorkspace(t *testing.T) {
 	total, _ := env.Int(p.WorkspaceBytes())
 	if total != 28 { // 7 f32 column sums
 		t.Errorf("workspace %d bytes, want 28", total)
+	}
+}
+
+// TestGuardedReductionStaysGeneric: a reduction under a condition is not
+// computed up front by a row-reduce launch, where it would read X[-1].
+func TestGuardedReductionStaysGeneric(t *testing.T) {
+	prog := check(t)
+	p, err := lower.Build(prog.Kernel("guarded"), nil, "guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Launches[0].Template.Name(); got != "generic" {
+		t.Errorf("template %s, want generic", got)
 	}
 }
 

@@ -85,7 +85,7 @@ func (c *Executor) check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 		}
 		return res
 	}
-	reduceLen := longestReduction(k, env)
+	reduceLen := LongestReduction(k, env)
 	for i, t := range k.Outputs {
 		e, m, err := Compare(got[i], want[i], ToleranceFor(t.DType, reduceLen))
 		if err != nil {
@@ -258,9 +258,9 @@ func scalarArg(c *ir.Const) Arg {
 	return I32(int32(c.I)) // i32, and i8/u8/bool, whose low byte is read on little-endian
 }
 
-// longestReduction is the largest number of terms any reduction of k sums
+// LongestReduction is the largest number of terms any reduction of k sums
 // at env, for the tolerance.
-func longestReduction(k *ir.Kernel, env *ir.Env) int64 {
+func LongestReduction(k *ir.Kernel, env *ir.Env) int64 {
 	longest := int64(1)
 	for _, s := range k.Stmts {
 		ir.Walk(s.Value, func(e ir.Expr) bool {

@@ -75,26 +75,41 @@ func cType(t ir.DType) string {
 // then outputs (pointers, in declaration order), then the workspace when
 // there is one, then the sizes and params a specialized plan does not fix.
 func Params(p *lower.Plan) []string {
+	types, names := abi(p)
+	args := make([]string, len(types))
+	for i := range types {
+		args[i] = types[i] + " " + names[i]
+	}
+	return args
+}
+
+// ArgTypes returns the C type of each argument of a plan's entry points.
+func ArgTypes(p *lower.Plan) []string {
+	types, _ := abi(p)
+	return types
+}
+
+func abi(p *lower.Plan) (types, names []string) {
 	k := p.Kernel
-	var args []string
+	add := func(t, n string) { types, names = append(types, t), append(names, n) }
 	for _, t := range k.Inputs {
-		args = append(args, fmt.Sprintf("const %s* __restrict__ %s", cType(t.DType), name(t.Name)))
+		add(fmt.Sprintf("const %s* __restrict__", cType(t.DType)), name(t.Name))
 	}
 	for _, t := range k.Outputs {
-		args = append(args, fmt.Sprintf("%s* __restrict__ %s", cType(t.DType), name(t.Name)))
+		add(fmt.Sprintf("%s* __restrict__", cType(t.DType)), name(t.Name))
 	}
 	if len(p.Workspace) > 0 {
-		args = append(args, "char* __restrict__ kg_ws")
+		add("char* __restrict__", "kg_ws")
 	}
 	if p.Env == nil {
 		for _, d := range k.DeclaredDims() {
-			args = append(args, "int64_t "+name(d.Name))
+			add("int64_t", name(d.Name))
 		}
 		for _, prm := range k.Params {
-			args = append(args, cType(prm.Type)+" "+name(prm.Name))
+			add(cType(prm.Type), name(prm.Name))
 		}
 	}
-	return args
+	return types, names
 }
 
 func (e *emitter) launch(i int, l *lower.Launch) {

@@ -1,0 +1,246 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/interp"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tensor"
+)
+
+// TestEmulatedExamples runs the CUDA kgen emits for every example on the
+// CPU, through testdata/host/shim.h (a thread per CUDA thread, barriers for
+// __syncthreads and shuffles), and compares every output with the
+// reference interpreter: the emission's semantics (indexing, conversions,
+// floor division, reductions, the row-reduce template's block reductions)
+// are checked without a GPU. Each kernel runs its optimized plan and its
+// reference plan at one small shape.
+func TestEmulatedExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles every example with g++")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++")
+	}
+	shim, _ := filepath.Abs("testdata/host/shim.h")
+	paths, _ := filepath.Glob("../../examples/*.kg")
+	if len(paths) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			text, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := plansOf(t, path, string(text))
+			var plans []*lower.Plan
+			for _, p := range all {
+				if p.Env != nil {
+					continue // instances: the same code with constants
+				}
+				ref, err := lower.BuildReference(p.Source, p.Name+"__ref")
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans = append(plans, p, ref)
+			}
+			dir := t.TempDir()
+			src := filepath.Join(dir, "k.cpp")
+			if err := os.WriteFile(src, []byte(Emit(plans)+harness(plans)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bin := filepath.Join(dir, "k")
+			out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
+			if err != nil {
+				t.Fatalf("g++: %v\n%s", err, out)
+			}
+			var instances []*ir.Instance
+			for _, p := range all {
+				if p.Env != nil {
+					instances = append(instances, &ir.Instance{Name: p.Name, Kernel: p.Source, Env: p.Env})
+				}
+			}
+			for _, p := range plans {
+				shapes := runtime.TestShapes(p.Source, instances, 2e6)
+				if len(shapes) == 0 {
+					t.Errorf("%s: no small shape to test", p.Name)
+					continue
+				}
+				sh := shapes[len(shapes)-1]
+				if err := emulate(t, bin, p, sh.Env, dir); err != nil {
+					t.Errorf("%s at %s: %v", p.Name, sh.Env, err)
+				}
+			}
+		})
+	}
+}
+
+// emulate runs plan p at env on seeded inputs in the emulator and compares
+// the outputs with the interpreter's.
+func emulate(t *testing.T, bin string, p *lower.Plan, env *ir.Env, dir string) error {
+	k := p.Source
+	inputs, err := interp.RandomInputs(k, env, tensor.Uniform, 1)
+	if err != nil {
+		return err
+	}
+	want, err := interp.Run(k, env, inputs, interp.Options{Workers: 1})
+	if err != nil {
+		return err
+	}
+	var job strings.Builder
+	for i, in := range inputs {
+		f := filepath.Join(dir, fmt.Sprintf("in%d.bin", i))
+		if err := os.WriteFile(f, in.Data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(&job, "buf %d %s\n", len(in.Data), f)
+	}
+	var outs []*tensor.Tensor
+	for _, o := range k.Outputs {
+		shape, _ := env.Shape(o)
+		ot := tensor.New(o.DType, shape)
+		outs = append(outs, ot)
+		fmt.Fprintf(&job, "buf %d -\n", len(ot.Data))
+	}
+	penv := p.Bind(env)
+	if len(p.Workspace) > 0 {
+		n, err := penv.Int(p.WorkspaceBytes())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&job, "buf %d -\n", n)
+	}
+	for _, d := range k.DeclaredDims() {
+		fmt.Fprintf(&job, "i64 %d\n", env.Dims[d])
+	}
+	for _, prm := range k.Params {
+		c := env.Params[prm]
+		switch {
+		case c.T.IsFloat():
+			fmt.Fprintf(&job, "%s %s\n", c.T, strings.ReplaceAll(fmt.Sprint(c.F), "+Inf", "inf"))
+		default:
+			fmt.Fprintf(&job, "%s %d\n", c.T, c.I)
+		}
+	}
+	for _, l := range p.Launches {
+		blocks, err := penv.Int(l.Grid().Blocks)
+		if err != nil {
+			return err
+		}
+		// A few blocks of one warp: the grid-stride loops cover the rest.
+		fmt.Fprintf(&job, "launch %s %d 32\n", l.Name, min(blocks, 3))
+	}
+	for i := range outs {
+		fmt.Fprintf(&job, "dump %d %s\n", len(inputs)+i, filepath.Join(dir, fmt.Sprintf("out%d.bin", i)))
+	}
+	cmd := exec.Command(bin)
+	cmd.Stdin = strings.NewReader(job.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("emulator: %v\n%s\njob:\n%s", err, out, job.String())
+	}
+	for i, o := range outs {
+		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("out%d.bin", i)))
+		if err != nil {
+			return err
+		}
+		copy(o.Data, data)
+		_, m, err := runtime.Compare(o, want[i], runtime.ToleranceFor(o.DType, runtime.LongestReduction(k, env)))
+		if err != nil {
+			return err
+		}
+		if m != nil {
+			return fmt.Errorf("output %s: %v", k.Outputs[i].Name, m)
+		}
+	}
+	return nil
+}
+
+// harness is a main program that runs a job from stdin: "buf BYTES PATH|-"
+// allocates an argument buffer (0xFF-poisoned, or read from PATH), "i64 V"
+// and friends add scalar arguments, "launch NAME BLOCKS THREADS" runs an
+// entry point with all the arguments so far, "dump INDEX PATH" writes a
+// buffer out.
+func harness(plans []*lower.Plan) string {
+	var sb strings.Builder
+	sb.WriteString("\n#include <cstdio>\n#include <cstdlib>\n#include <string>\n#include <map>\n\n")
+	fns := map[string]bool{}
+	var names []string
+	for _, p := range plans {
+		types := ArgTypes(p)
+		for _, l := range p.Launches {
+			if fns[l.Name] {
+				continue
+			}
+			fns[l.Name] = true
+			names = append(names, l.Name)
+			var args []string
+			for i, ty := range types {
+				ty = strings.TrimSuffix(ty, " __restrict__")
+				if strings.HasSuffix(ty, "*") {
+					args = append(args, fmt.Sprintf("(%s)a[%d]", ty, i))
+				} else {
+					args = append(args, fmt.Sprintf("*(%s*)a[%d]", ty, i))
+				}
+			}
+			fmt.Fprintf(&sb, "static void kgcall_%s(void** a) { %s(%s); }\n", l.Name, l.Name, strings.Join(args, ", "))
+		}
+	}
+	sb.WriteString("\nint main() {\n  std::map<std::string, void (*)(void**)> fns = {\n")
+	for _, n := range names {
+		fmt.Fprintf(&sb, "    {%q, kgcall_%s},\n", n, n)
+	}
+	sb.WriteString(`  };
+  std::vector<std::vector<unsigned char>> store;
+  store.reserve(4096);
+  std::vector<void*> args;
+  char kind[32], text[4096];
+  while (std::scanf("%31s", kind) == 1) {
+    std::string k = kind;
+    if (k == "buf") {
+      long long n; std::scanf("%lld %4095s", &n, text);
+      store.emplace_back(n > 0 ? n : 1, 0xFF);
+      if (std::string(text) != "-") {
+        FILE* f = std::fopen(text, "rb");
+        if (!f || std::fread(store.back().data(), 1, n, f) != (size_t)n) { std::fprintf(stderr, "cannot read %s\n", text); return 2; }
+        std::fclose(f);
+      }
+      args.push_back(store.back().data());
+    } else if (k == "launch") {
+      unsigned blocks, threads; std::scanf("%4095s %u %u", text, &blocks, &threads);
+      auto it = fns.find(text);
+      if (it == fns.end()) { std::fprintf(stderr, "no entry point %s\n", text); return 2; }
+      if (blocks > 0) kg_emulate(blocks, threads, [&] { it->second(args.data()); });
+    } else if (k == "dump") {
+      int i; std::scanf("%d %4095s", &i, text);
+      FILE* f = std::fopen(text, "wb");
+      std::fwrite(args[i], 1, store[i].size(), f);
+      std::fclose(f);
+    } else {
+      std::scanf("%4095s", text);
+      store.emplace_back(8, 0);
+      void* p = store.back().data();
+      if (k == "i64") *(int64_t*)p = std::strtoll(text, nullptr, 10);
+      else if (k == "i32" || k == "i8" || k == "u8" || k == "bool") *(int32_t*)p = (int32_t)std::strtoll(text, nullptr, 10);
+      else if (k == "f64") *(double*)p = std::strtod(text, nullptr);
+      else if (k == "f32") *(float*)p = std::strtof(text, nullptr);
+      else if (k == "f16") *(__half*)p = __double2half(std::strtod(text, nullptr));
+      else if (k == "bf16") *(__nv_bfloat16*)p = __double2bfloat16(std::strtod(text, nullptr));
+      else { std::fprintf(stderr, "unknown job line %s\n", kind); return 2; }
+      args.push_back(p);
+    }
+  }
+  return 0;
+}
+`)
+	return sb.String()
+}

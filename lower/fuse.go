@@ -151,6 +151,91 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 	return true
 }
 
+// rowWise reports whether a statement's reductions suit a block per output
+// point: an inner reduction, or any unguarded reduction whose last axis
+// runs along the last (contiguous) dimension of every load it indexes, so
+// that a block's threads read consecutive elements, and that is long
+// enough to occupy a block: a full reduction to a scalar (a loss), or one
+// of known length >= MinRowLength (a matrix-vector product). Column sums
+// and short windows (pooling) stay with the generic template, a thread per
+// output point.
+func rowWise(s *ir.Stmt) bool {
+	if ir.Classify(s) == ir.InnerReduction {
+		return true
+	}
+	rs := topReductions(s.Value)
+	if len(rs) == 0 || !unguarded(s.Value) {
+		return false
+	}
+	for _, r := range rs {
+		last := r.Axes[len(r.Axes)-1]
+		contiguous := true
+		ir.Walk(r.Body, func(e ir.Expr) bool {
+			l, ok := e.(*ir.Load)
+			if !ok || !mentions(l, last) {
+				return true
+			}
+			if ref, ok := l.Index[len(l.Index)-1].(*ir.IndexRef); !ok || ref.Index != last {
+				contiguous = false
+			}
+			return true
+		})
+		if !contiguous {
+			return false
+		}
+		if len(s.Index) > 0 {
+			n, ok := constExtent(r.Axes)
+			if !ok || n < MinRowLength {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// MinRowLength is the shortest known reduction rowWise gives a block.
+const MinRowLength = 256
+
+func mentions(l *ir.Load, ix *ir.Index) bool {
+	found := false
+	for _, e := range l.Index {
+		ir.Walk(e, func(e ir.Expr) bool {
+			if ref, ok := e.(*ir.IndexRef); ok && ref.Index == ix {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// constExtent is the number of points of axes when it is a constant.
+func constExtent(axes []*ir.Index) (int64, bool) {
+	n := int64(1)
+	for _, ax := range axes {
+		c, ok := Simplify(&ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo}).(*ir.Const)
+		if !ok {
+			return 0, false
+		}
+		n *= c.I
+	}
+	return n, true
+}
+
+// topReductions lists the reductions of e that no other reduction
+// contains, in evaluation order.
+func topReductions(e ir.Expr) []*ir.Reduce {
+	var rs []*ir.Reduce
+	ir.Walk(e, func(x ir.Expr) bool {
+		if r, ok := x.(*ir.Reduce); ok {
+			rs = append(rs, r)
+			return false
+		}
+		return true
+	})
+	return rs
+}
+
 // rowReduce computes a group with one block per row: each fused let's
 // reductions run across the block's threads and combine through shuffles
 // and shared memory, their values stay in registers, and the threads then
@@ -158,7 +243,7 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 type rowReduce struct{}
 
 func (rowReduce) Name() string            { return "row-reduce" }
-func (rowReduce) Accepts(s *ir.Stmt) bool { return ir.Classify(s) == ir.InnerReduction }
+func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
 	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
 }

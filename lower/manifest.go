@@ -101,7 +101,7 @@ func Describe(p *Plan, hash string) ManifestKernel {
 		g := l.Grid()
 		m.Launches = append(m.Launches, ManifestLaunch{
 			Function: l.Name, Template: l.Template.Name(), Config: l.Config,
-			Blocks: SizeText(g.Blocks), Threads: g.Threads, Computes: l.Stmt.Target.Name,
+			Blocks: SizeText(g.Blocks), Threads: g.Threads, SharedBytes: g.Smem, Computes: l.Stmt.Target.Name,
 		})
 	}
 	return m

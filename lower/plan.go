@@ -20,8 +20,9 @@ type Plan struct {
 	// (and, for an instance, specialized) copy.
 	Source *ir.Kernel
 	Kernel *ir.Kernel
-	// Env holds the sizes the plan is specialized to, for an instance; nil
-	// when sizes are runtime arguments.
+	// Env holds the sizes the plan is specialized to, for an instance, bound
+	// to Source (Bind carries them to Kernel); nil when sizes are runtime
+	// arguments.
 	Env       *ir.Env
 	Name      string // the entry point's base name: the kernel's or the instance's
 	Launches  []*Launch
@@ -112,8 +113,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 	source := k
 	k = Clone(k)
 	if env != nil {
-		env = rebind(env, k)
-		Specialize(k, env)
+		Specialize(k, rebind(env, k))
 	}
 	InlineLets(k)
 	if err := ir.RunPasses(k, ""); err != nil {
@@ -151,10 +151,13 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 		switch {
 		case reference:
 			l.Template = generic
-		case len(g.fused) > 0 || ir.Classify(g.final) == ir.InnerReduction:
+		case len(g.fused) > 0:
 			l.Template = rowReduce{}
 		default:
 			l.Template = choose(g.final)
+			if l.Template.Name() == "row-reduce" {
+				l.RowDims = len(g.final.Index) // a block per output point
+			}
 		}
 		l.Config = l.Template.Default(l)
 		if len(groups) > 1 {

@@ -175,4 +175,10 @@ func TestSpecializedPlanHasNoSizes(t *testing.T) {
 	if len(p.Launches) != 1 || p.Launches[0].Name != "sm" {
 		t.Errorf("entry points %v, want the one launch sm", p.Launches)
 	}
+	// p.Env sizes the source kernel's tensors, as callers that make inputs
+	// for p.Source need (kgen test did not, and failed every instance).
+	shape, err := p.Env.Shape(p.Source.Inputs[0])
+	if err != nil || len(shape) != 2 || shape[0] != 3 || shape[1] != 5 {
+		t.Errorf("p.Env.Shape(X) = %v, %v; want [3 5]", shape, err)
+	}
 }

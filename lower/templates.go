@@ -17,11 +17,12 @@ type Template interface {
 }
 
 // Grid is a one-dimensional launch: Blocks blocks (an i64 expression of
-// the kernel's sizes) of Threads threads. A launch whose Blocks is 0 is
-// skipped.
+// the kernel's sizes) of Threads threads, each with Smem bytes of dynamic
+// shared memory. A launch whose Blocks is 0 is skipped.
 type Grid struct {
 	Blocks  ir.Expr
 	Threads int64
+	Smem    int64
 }
 
 // MaxBlocks caps grid-stride launches: beyond it, each thread loops.
@@ -30,6 +31,9 @@ const MaxBlocks = 1 << 20
 // templates is the table choose consults, most specific first. The generic
 // template comes last and accepts every statement.
 var templates = []Template{
+	matmulTemplate{mma: true},
+	matmulTemplate{mma: false},
+	rowReduce{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }},
 	generic,
 }

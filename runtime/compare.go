@@ -36,6 +36,41 @@ func ToleranceFor(dt ir.DType, reduceLen int64) Tolerance {
 	return Tolerance{} // integers and bools must match exactly
 }
 
+// Tolerances is the tolerance of each output of k at env. Besides the
+// dtype and the longest reduction, an integer output that a float value
+// was converted into (u8(floor(x / s + 0.5)), directly or through a let
+// or output it reads) may be off by one: the kernel rounds its float
+// arithmetic to the compute type where the interpreter keeps float64, and
+// a value that lands on a rounding boundary in one may not in the other.
+func Tolerances(k *ir.Kernel, env *ir.Env) []Tolerance {
+	reduceLen := LongestReduction(k, env)
+	fromFloat := map[*ir.Tensor]bool{}
+	for _, s := range k.Stmts {
+		ir.Walk(s.Value, func(e ir.Expr) bool {
+			switch x := e.(type) {
+			case *ir.Cast:
+				if x.T.IsInt() && x.X.Type().IsFloat() {
+					fromFloat[s.Target] = true
+				}
+			case *ir.Load:
+				if fromFloat[x.Tensor] {
+					fromFloat[s.Target] = true
+				}
+			}
+			return true
+		})
+	}
+	var tols []Tolerance
+	for _, t := range k.Outputs {
+		tol := ToleranceFor(t.DType, reduceLen)
+		if t.DType.IsInt() && fromFloat[t] {
+			tol.Atol = 1
+		}
+		tols = append(tols, tol)
+	}
+	return tols
+}
+
 // Mismatch describes how an output differs from the reference.
 type Mismatch struct {
 	Bad      int64   // elements out of tolerance

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/tensor"
 )
@@ -51,5 +52,33 @@ func TestCompare(t *testing.T) {
 	_, m, _ := Compare(vec(ir.I32, 1, 2, 4), vec(ir.I32, 1, 2, 3), ToleranceFor(ir.I32, 1))
 	if m == nil || m.Bad != 1 || m.First != 2 {
 		t.Errorf("i32 off by one passed: %v", m)
+	}
+}
+
+// TestTolerancesFloatToInt: an integer output converted from float
+// arithmetic, directly or through an output it reads, may be off by one;
+// one computed from integers alone must match exactly.
+func TestTolerancesFloatToInt(t *testing.T) {
+	prog, diags := frontend.CheckSource("q.kg", `
+kernel q<R, D>(X: f32[R, D], N: i32[R, D]) -> (S: f32[R], Q: u8[R, D], C: i32[R, D]) {
+  S[r] = max[d](abs(X[r, d])) / 127
+  Q[r, d] = u8(clamp(floor(X[r, d] / S[r] + 0.5) + 128, 0, 255))
+  C[r, d] = N[r, d] * 2
+}
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	k := prog.Kernel("q")
+	env := &ir.Env{Kernel: k, Dims: map[*ir.Dim]int64{k.Dims[0]: 4, k.Dims[1]: 100}}
+	tols := Tolerances(k, env)
+	if tols[0].Rtol != ToleranceFor(ir.F32, 100).Rtol {
+		t.Errorf("S: %+v, want the f32 tolerance for 100 terms", tols[0])
+	}
+	if tols[1].Atol != 1 {
+		t.Errorf("Q: %+v, want off by one allowed", tols[1])
+	}
+	if tols[2] != (Tolerance{}) {
+		t.Errorf("C: %+v, want exact", tols[2])
 	}
 }

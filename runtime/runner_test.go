@@ -408,7 +408,7 @@ func TestFakeRunnerRoundTrip(t *testing.T) {
 	}
 	// The fake echoes MIN_REPS, FLUSH_BYTES in MiB and GRAPH: the default
 	// flush is twice the L2.
-	tm, err := r.Time(ctx, TimeSpec{Launch: spec, Graph: true})
+	tm, err := r.Time(ctx, TimeSpec{Launches: []LaunchSpec{spec}, Graph: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -795,7 +795,7 @@ func TestGPURunner(t *testing.T) {
 		graph bool
 	}{{1 << 24, false}, {1 << 24, true}, {1 << 14, true}, {1 << 14, false}} {
 		x, y, out, spec := runAxpy(t, r, k, c.n, 2)
-		tm, err := r.Time(ctx, TimeSpec{Launch: spec, Graph: c.graph})
+		tm, err := r.Time(ctx, TimeSpec{Launches: []LaunchSpec{spec}, Graph: c.graph})
 		if err != nil {
 			t.Fatal(err)
 		}

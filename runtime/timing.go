@@ -37,7 +37,8 @@ const (
 
 // TimeSpec is one timing request; zero fields take the defaults.
 type TimeSpec struct {
-	Launch     LaunchSpec
+	// Launches are one run: a plan's launches in order, timed together.
+	Launches   []LaunchSpec
 	WarmupMS   float64 // default 25
 	MinReps    int     // default 10
 	MinMS      float64 // default 100
@@ -140,7 +141,7 @@ func parseTimeReply(rest string) (Timing, error) {
 	return t, nil
 }
 
-// Time runs the timing protocol on one launch. The launch's outputs are
+// Time runs the timing protocol on a run of launches. The launch's outputs are
 // overwritten many times; inputs are left as they are (as far as the kernel
 // does). A kernel that crashes or hangs gives a Crash or Timeout Failure.
 func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
@@ -154,10 +155,18 @@ func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
 		}
 		l2 = info.L2Bytes
 	}
-	text, err := r.launchText("time", s.Launch)
-	if err != nil {
-		return Timing{}, err
+	if len(s.Launches) == 0 {
+		return Timing{}, &RunnerError{Op: "time", Code: "EPROTO", Msg: "nothing to time"}
 	}
+	var texts []string
+	for _, l := range s.Launches {
+		text, err := r.launchText("time", l)
+		if err != nil {
+			return Timing{}, err
+		}
+		texts = append(texts, text)
+	}
+	text := strings.Join(texts, " ")
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeTimeout

@@ -85,9 +85,9 @@ func (c *Executor) check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 		}
 		return res
 	}
-	reduceLen := LongestReduction(k, env)
+	tols := Tolerances(k, env)
 	for i, t := range k.Outputs {
-		e, m, err := Compare(got[i], want[i], ToleranceFor(t.DType, reduceLen))
+		e, m, err := Compare(got[i], want[i], tols[i])
 		if err != nil {
 			res.Err = err
 			return res
@@ -119,68 +119,131 @@ func (c *Executor) load(ctx context.Context) error {
 // Execute launches p's entry points on the inputs (one per input of
 // p.Source, at the sizes of env) and returns the outputs.
 func (c *Executor) Execute(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
-	if err := c.load(ctx); err != nil {
+	run, err := c.setup(ctx, p, env, inputs)
+	defer run.free(ctx)
+	if err != nil {
 		return nil, err
 	}
 	r := c.Runner
-	penv := p.Bind(env)
-	var bufs []Buffer
-	defer func() {
-		for _, b := range bufs {
-			r.Free(ctx, b)
+	for _, spec := range run.launches {
+		if err := r.Launch(ctx, spec); err != nil {
+			return nil, err
 		}
-	}()
+	}
+	if err := r.Sync(ctx); err != nil {
+		return nil, err
+	}
+	for i, o := range run.outs {
+		if len(o.Data) == 0 {
+			continue
+		}
+		data, err := r.Read(ctx, run.outBufs[i])
+		if err != nil {
+			return nil, err
+		}
+		copy(o.Data, data)
+	}
+	for i, in := range inputs {
+		if len(in.Data) == 0 {
+			continue
+		}
+		data, err := r.Read(ctx, run.inBufs[i])
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(data, in.Data) {
+			return nil, &Failure{Kind: WrongResult, Msg: fmt.Sprintf("input %s was modified by the kernel", p.Source.Inputs[i].Name)}
+		}
+	}
+	return run.outs, nil
+}
+
+// Time runs the timing protocol (spec's fields other than Launches) on
+// p's launches at env, with inputs as given.
+func (c *Executor) Time(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor, spec TimeSpec) (Timing, error) {
+	run, err := c.setup(ctx, p, env, inputs)
+	defer run.free(ctx)
+	if err != nil {
+		return Timing{}, err
+	}
+	spec.Launches = run.launches
+	if len(spec.Launches) == 0 {
+		return Timing{}, fmt.Errorf("%s launches nothing at %s", p.Name, env)
+	}
+	return c.Runner.Time(ctx, spec)
+}
+
+// prepared is a plan made ready to launch: its buffers on the GPU, inputs
+// written, outputs and workspace poisoned, and the launches' specs.
+type prepared struct {
+	r               *Runner
+	bufs            []Buffer
+	inBufs, outBufs []Buffer
+	outs            []*tensor.Tensor
+	launches        []LaunchSpec
+}
+
+func (run *prepared) free(ctx context.Context) {
+	for _, b := range run.bufs {
+		run.r.Free(ctx, b)
+	}
+}
+
+func (c *Executor) setup(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) (*prepared, error) {
+	run := &prepared{r: c.Runner}
+	if err := c.load(ctx); err != nil {
+		return run, err
+	}
+	r := c.Runner
+	penv := p.Bind(env)
 	alloc := func(n int64) (Buffer, error) {
 		b, err := r.Alloc(ctx, max(n, 1))
 		if err == nil {
-			bufs = append(bufs, b)
+			run.bufs = append(run.bufs, b)
 		}
 		return b, err
 	}
 	var args []Arg
-	var inBufs []Buffer
 	for _, in := range inputs {
 		b, err := alloc(int64(len(in.Data)))
 		if err != nil {
-			return nil, err
+			return run, err
 		}
 		if len(in.Data) > 0 {
 			if err := r.Write(ctx, b, in.Data); err != nil {
-				return nil, err
+				return run, err
 			}
 		}
-		inBufs = append(inBufs, b)
+		run.inBufs = append(run.inBufs, b)
 		args = append(args, BufArg(b))
 	}
-	var outs []*tensor.Tensor
-	var outBufs []Buffer
 	for _, t := range p.Source.Outputs {
 		shape, err := env.Shape(t)
 		if err != nil {
-			return nil, err
+			return run, err
 		}
 		o := tensor.New(t.DType, shape)
 		b, err := alloc(int64(len(o.Data)))
 		if err != nil {
-			return nil, err
+			return run, err
 		}
 		if err := r.Fill(ctx, b, 0xFF); err != nil {
-			return nil, err
+			return run, err
 		}
-		outs, outBufs = append(outs, o), append(outBufs, b)
+		run.outs, run.outBufs = append(run.outs, o), append(run.outBufs, b)
 		args = append(args, BufArg(b))
 	}
 	if len(p.Workspace) > 0 {
 		n, err := penv.Int(p.WorkspaceBytes())
 		if err != nil {
-			return nil, err
+			return run, err
 		}
 		b, err := alloc(n)
 		if err != nil {
-			return nil, err
+			return run, err
 		}
 		if err := r.Fill(ctx, b, 0xFF); err != nil {
-			return nil, err
+			return run, err
 		}
 		args = append(args, BufArg(b))
 	}
@@ -196,7 +259,7 @@ func (c *Executor) Execute(ctx context.Context, p *lower.Plan, env *ir.Env, inpu
 		g := l.Grid()
 		blocks, err := penv.Int(g.Blocks)
 		if err != nil {
-			return nil, err
+			return run, err
 		}
 		if blocks == 0 {
 			continue
@@ -204,41 +267,13 @@ func (c *Executor) Execute(ctx context.Context, p *lower.Plan, env *ir.Env, inpu
 		fn, ok := c.funcs[l.Name]
 		if !ok {
 			if fn, err = r.Func(ctx, *c.module, l.Name); err != nil {
-				return nil, err
+				return run, err
 			}
 			c.funcs[l.Name] = fn
 		}
-		spec := LaunchSpec{Func: fn, Grid: [3]int{int(blocks), 1, 1}, Block: [3]int{int(g.Threads), 1, 1}, Args: args}
-		if err := r.Launch(ctx, spec); err != nil {
-			return nil, err
-		}
+		run.launches = append(run.launches, LaunchSpec{Func: fn, Grid: [3]int{int(blocks), 1, 1}, Block: [3]int{int(g.Threads), 1, 1}, Smem: int(g.Smem), Args: args})
 	}
-	if err := r.Sync(ctx); err != nil {
-		return nil, err
-	}
-	for i, o := range outs {
-		if len(o.Data) == 0 {
-			continue
-		}
-		data, err := r.Read(ctx, outBufs[i])
-		if err != nil {
-			return nil, err
-		}
-		copy(o.Data, data)
-	}
-	for i, in := range inputs {
-		if len(in.Data) == 0 {
-			continue
-		}
-		data, err := r.Read(ctx, inBufs[i])
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Equal(data, in.Data) {
-			return nil, &Failure{Kind: WrongResult, Msg: fmt.Sprintf("input %s was modified by the kernel", p.Source.Inputs[i].Name)}
-		}
-	}
-	return outs, nil
+	return run, nil
 }
 
 // scalarArg passes a param value as its ABI type.

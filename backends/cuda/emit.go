@@ -42,6 +42,9 @@ type emitter struct {
 	// that hold reductions a block has already combined.
 	regs    map[*ir.Tensor]string
 	reduced map[*ir.Reduce]string
+	// loads names the variables that stand for particular loads (the
+	// operands inside a matmul's product).
+	loads map[*ir.Load]string
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -147,7 +150,9 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 // templateEmitters renders the body of a launch by template name; the
 // templates not listed run one output point per thread (pointwise).
 var templateEmitters = map[string]func(*emitter, *lower.Launch){
-	"row-reduce": (*emitter).rowReduce,
+	"row-reduce":  (*emitter).rowReduce,
+	"matmul-mma":  (*emitter).matmul,
+	"matmul-simt": (*emitter).matmul,
 }
 
 // decompose declares the indices ix from the flat counter flat, the last
@@ -307,6 +312,9 @@ func (e *emitter) expr(x ir.Expr) string {
 		}
 		return name(x.Param.Name)
 	case *ir.Load:
+		if v, ok := e.loads[x]; ok {
+			return v
+		}
 		if r, ok := e.regs[x.Tensor]; ok {
 			return r
 		}

@@ -91,3 +91,308 @@ __device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
   __syncthreads();
   return smem[0];
 }
+
+// ---- Matrix products (templates matmul-mma and matmul-simt) ----
+//
+// Both compute one BM x BN output tile of C = A B with C's rows from A and
+// columns from B. An operand is "K-major" when its rows run along K (A
+// stored M x K, B stored N x K) and is otherwise stored K x M (K x N); ld
+// is the element distance between its rows. Tiles are zero-filled past M,
+// N and K. After run, the caller reads accumulator f at tile position
+// coord(f) and applies the statement's epilogue.
+
+template <class T>
+__device__ __forceinline__ T kg_zero() {
+  T z;
+  memset(&z, 0, sizeof z);
+  return z;
+}
+
+__device__ __forceinline__ float kg_widen(__half x) { return __half2float(x); }
+__device__ __forceinline__ float kg_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// kg_tile_of maps tile t of a tm x tn grid of output tiles to its row and
+// column, in groups of 8 tile rows, so that blocks running together share
+// A's and B's panels in L2.
+__device__ __forceinline__ void kg_tile_of(int64_t t, int64_t tm, int64_t tn, int64_t* row, int64_t* col) {
+  const int64_t group = 8;
+  const int64_t per_group = group * tn;
+  const int64_t first = (t / per_group) * group;
+  const int64_t rows = tm - first < group ? tm - first : group;
+  *row = first + (t % per_group) % rows;
+  *col = (t % per_group) / rows;
+}
+
+#ifndef KGEN_HOST_EMULATION
+#define KG_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+
+__device__ __forceinline__ void kg_cp_async16(void* dst, const void* src, bool pred) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void kg_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void kg_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+__device__ __forceinline__ void kg_ldmatrix_x4(unsigned* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+__device__ __forceinline__ void kg_ldmatrix_x4_trans(unsigned* r, const void* p) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+// kg_mma16816 is d += a b for a 16x16 A fragment, a 16x8 B fragment and a
+// 16x8 f32 accumulator (mma.sync m16n8k16, sm_80 and later).
+__device__ __forceinline__ void kg_mma16816(__nv_bfloat16, float* c, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void kg_mma16816(__half, float* c, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+#define KG_DYNAMIC_SMEM(name) unsigned char* name = nullptr
+#endif
+
+// KgMma is the tensor-core tile: WARPS_M x WARPS_N warps, each computing a
+// (BM / WARPS_M) x (BN / WARPS_N) sub-tile as 16x8 mma fragments; A and B
+// tiles pass through a STAGES-deep ring in dynamic shared memory, filled
+// by cp.async (16-byte chunks, zero-filled out of bounds) when VEC holds:
+// each operand's rows start 16-byte aligned and its contiguous extent is a
+// multiple of 8. Otherwise plain predicated loads fill the same ring.
+// Shared rows are padded by 8 elements, so that ldmatrix's eight 16-byte
+// row reads fall on distinct banks.
+template <class T, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool AK, bool BKM>
+struct KgMma {
+  static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+  static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;
+  static constexpr int MT = WTM / 16, NT = WTN / 8;
+  static constexpr int ACC = MT * NT * 4;
+  static constexpr int PAD = 8;
+  static constexpr int AR = AK ? BM : BK, AC = AK ? BK : BM, AP = AC + PAD;
+  static constexpr int BR = BKM ? BN : BK, BC = BKM ? BK : BN, BP = BC + PAD;
+  static constexpr int ASZ = AR * AP, BSZ = BR * BP;
+  static_assert(sizeof(T) == 2, "16-bit operands");
+  static_assert(WTM % 16 == 0 && WTN % 16 == 0 && BK % 16 == 0, "tile shape");
+
+  // coord is accumulator f's row and column in the tile: fragment (i, j)
+  // of the warp's sub-tile, element h of the thread's four.
+  static __device__ __forceinline__ void coord(int f, int* row, int* col) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int h = f % 4, i = f / 4 / NT, j = f / 4 % NT;
+    *row = wm * WTM + i * 16 + lane / 4 + (h / 2) * 8;
+    *col = wn * WTN + j * 8 + (lane % 4) * 2 + h % 2;
+  }
+
+#ifndef KGEN_HOST_EMULATION
+  // load stages rows [r0, r0 + R) x columns [c0, c0 + C) of g, bounded by
+  // rlim x clim, into s (row pitch P).
+  template <bool VEC, int R, int C, int P>
+  static __device__ __forceinline__ void load(T* s, const T* g, int64_t ld, int64_t r0, int64_t c0, int64_t rlim,
+                                              int64_t clim) {
+    constexpr int CHUNKS = R * C / 8;
+    static_assert(CHUNKS % THREADS == 0, "whole chunks per thread");
+#pragma unroll
+    for (int q0 = 0; q0 < CHUNKS; q0 += THREADS) {
+      const int q = q0 + threadIdx.x;
+      const int r = q / (C / 8), c = q % (C / 8) * 8;
+      const int64_t gr = r0 + r, gc = c0 + c;
+      T* d = s + r * P + c;
+      if (VEC) {
+        const bool ok = gr < rlim && gc < clim;
+        kg_cp_async16(d, ok ? g + gr * ld + gc : g, ok);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) d[e] = gr < rlim && gc + e < clim ? g[gr * ld + gc + e] : kg_zero<T>();
+      }
+    }
+  }
+
+  template <bool VEC>
+  static __device__ __forceinline__ void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
+                                             int64_t K, int64_t m0, int64_t n0, float* acc, unsigned char* smem) {
+    T* sA = (T*)smem;
+    T* sB = sA + STAGES * ASZ;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+#pragma unroll
+    for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
+    const int64_t KT = (K + BK - 1) / BK;
+    auto stage = [&](int s, int64_t kt) {
+      const int64_t k0 = kt * BK;
+      if (AK)
+        load<VEC, AR, AC, AP>(sA + s * ASZ, A, lda, m0, k0, M, K);
+      else
+        load<VEC, AR, AC, AP>(sA + s * ASZ, A, lda, k0, m0, K, M);
+      if (BKM)
+        load<VEC, BR, BC, BP>(sB + s * BSZ, B, ldb, n0, k0, N, K);
+      else
+        load<VEC, BR, BC, BP>(sB + s * BSZ, B, ldb, k0, n0, K, N);
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < KT) stage(s, s);
+      kg_cp_async_commit();
+    }
+    for (int64_t kt = 0; kt < KT; ++kt) {
+      kg_cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's part)
+      __syncthreads();                 // everyone's part; stage (kt - 1) % STAGES is free
+      if (kt + STAGES - 1 < KT) stage((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+      kg_cp_async_commit();
+      const T* a = sA + (kt % STAGES) * ASZ;
+      const T* b = sB + (kt % STAGES) * BSZ;
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += 16) {
+        unsigned af[MT][4], bf[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          const int m = wm * WTM + i * 16;
+          if (AK)
+            kg_ldmatrix_x4(af[i], a + (m + lane % 16) * AP + kk + lane / 16 * 8);
+          else
+            kg_ldmatrix_x4_trans(af[i], a + (kk + lane % 8 + lane / 16 * 8) * AP + m + lane / 8 % 2 * 8);
+        }
+#pragma unroll
+        for (int j = 0; j < NT; j += 2) {
+          const int n = wn * WTN + j * 8;
+          unsigned r[4];
+          if (BKM)
+            kg_ldmatrix_x4(r, b + (n + lane % 8 + lane / 16 * 8) * BP + kk + lane / 8 % 2 * 8);
+          else
+            kg_ldmatrix_x4_trans(r, b + (kk + lane % 8 + lane / 8 % 2 * 8) * BP + n + lane / 16 * 8);
+          bf[j][0] = r[0];
+          bf[j][1] = r[1];
+          bf[j + 1][0] = r[2];
+          bf[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NT; ++j) kg_mma16816(T(), acc + (i * NT + j) * 4, af[i], bf[j]);
+      }
+    }
+    kg_cp_async_wait<0>();
+    __syncthreads();  // the ring is free for the block's next tile
+  }
+#else
+  // On the CPU: the same tile, accumulator for accumulator, by a plain
+  // loop in f32 (tests the layouts, offsets and epilogue around the mma).
+  template <bool VEC>
+  static void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t m0,
+                  int64_t n0, float* acc, unsigned char*) {
+    for (int f = 0; f < ACC; ++f) {
+      int r, c;
+      coord(f, &r, &c);
+      const int64_t m = m0 + r, n = n0 + c;
+      acc[f] = 0.0f;
+      if (m >= M || n >= N) continue;
+      for (int64_t k = 0; k < K; ++k) {
+        const float a = kg_widen(AK ? A[m * lda + k] : A[k * lda + m]);
+        const float b = kg_widen(BKM ? B[n * ldb + k] : B[k * ldb + n]);
+        acc[f] += a * b;
+      }
+    }
+  }
+#endif
+};
+
+// KgSimt is the CUDA-core tile: 256 threads as 16 x 16, each computing an
+// 8 x 8 block of the 128 x 128 tile (rows ty*4 + {0..3} and 64 + ty*4 +
+// {0..3}, likewise columns with tx), from BK-deep slices of A and B staged
+// through double-buffered shared memory stored K-major-transposed
+// ([k][m]); the next slice is fetched into registers while the current
+// one is multiplied. mul is the statement's product of one A and one B
+// element in the accumulation type.
+template <class TA, class TB, class Acc, int BK, bool AK, bool BKM>
+struct KgSimt {
+  static constexpr int BM = 128, BN = 128, THREADS = 256, ACC = 64;
+  static constexpr int LA = BM * BK / THREADS, LB = BN * BK / THREADS;
+
+  static __device__ __forceinline__ int at(int i, int t) { return i < 4 ? t * 4 + i : 64 + t * 4 + i - 4; }
+  static __device__ __forceinline__ void coord(int f, int* row, int* col) {
+    *row = at(f / 8, threadIdx.x / 16);
+    *col = at(f % 8, threadIdx.x % 16);
+  }
+
+  template <class Mul>
+  static __device__ __forceinline__ void run(const TA* A, const TB* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
+                                             int64_t K, int64_t m0, int64_t n0, Acc* acc, Mul mul) {
+    __shared__ TA sA[2][BK][BM + 4];
+    __shared__ TB sB[2][BK][BN + 4];
+    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    TA ra[LA];
+    TB rb[LB];
+#pragma unroll
+    for (int f = 0; f < ACC; ++f) acc[f] = kg_zero<Acc>();
+    // Consecutive threads take consecutive elements of the operand's
+    // contiguous dimension, so that global reads coalesce.
+    auto fetch = [&](int64_t k0) {
+#pragma unroll
+      for (int i = 0; i < LA; ++i) {
+        const int e = tid + i * THREADS;
+        const int m = AK ? e / BK : e % BM, k = AK ? e % BK : e / BM;
+        const int64_t gm = m0 + m, gk = k0 + k;
+        ra[i] = gm < M && gk < K ? A[AK ? gm * lda + gk : gk * lda + gm] : kg_zero<TA>();
+      }
+#pragma unroll
+      for (int i = 0; i < LB; ++i) {
+        const int e = tid + i * THREADS;
+        const int n = BKM ? e / BK : e % BN, k = BKM ? e % BK : e / BN;
+        const int64_t gn = n0 + n, gk = k0 + k;
+        rb[i] = gn < N && gk < K ? B[BKM ? gn * ldb + gk : gk * ldb + gn] : kg_zero<TB>();
+      }
+    };
+    auto stash = [&](int buf) {
+#pragma unroll
+      for (int i = 0; i < LA; ++i) {
+        const int e = tid + i * THREADS;
+        sA[buf][AK ? e % BK : e / BM][AK ? e / BK : e % BM] = ra[i];
+      }
+#pragma unroll
+      for (int i = 0; i < LB; ++i) {
+        const int e = tid + i * THREADS;
+        sB[buf][BKM ? e % BK : e / BN][BKM ? e / BK : e % BN] = rb[i];
+      }
+    };
+    const int64_t KT = (K + BK - 1) / BK;
+    if (KT > 0) {
+      fetch(0);
+      stash(0);
+    }
+    __syncthreads();
+    for (int64_t kt = 0; kt < KT; ++kt) {
+      const int buf = kt & 1;
+      if (kt + 1 < KT) fetch((kt + 1) * BK);
+#pragma unroll
+      for (int k = 0; k < BK; ++k) {
+        TA a[8];
+        TB b[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          a[i] = sA[buf][k][at(i, ty)];
+          b[i] = sB[buf][k][at(i, tx)];
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int j = 0; j < 8; ++j) acc[i * 8 + j] += mul(a[i], b[j]);
+      }
+      if (kt + 1 < KT) stash(buf ^ 1);
+      __syncthreads();
+    }
+  }
+};

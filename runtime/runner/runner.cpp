@@ -53,6 +53,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -200,8 +201,9 @@ struct Launch {
   std::vector<void*> params;
 };
 
-// parseLaunch reads FN GX GY GZ BX BY BZ SMEM NARGS ARG... from t[i:].
-void parseLaunch(const std::vector<std::string>& t, size_t i, Launch& L) {
+// parseLaunch reads FN GX GY GZ BX BY BZ SMEM NARGS ARG... from t[i:] and
+// returns the index after it.
+size_t parseLaunch(const std::vector<std::string>& t, size_t i, Launch& L) {
   if (t.size() < i + 9) fail("EPROTO", "launch spec: FN GX GY GZ BX BY BZ SMEM NARGS ARG...");
   L.f = function(t[i]);
   for (int d = 0; d < 3; d++) {
@@ -215,8 +217,8 @@ void parseLaunch(const std::vector<std::string>& t, size_t i, Launch& L) {
   if (smem > 0xffffffffLL) fail("EPROTO", "shared memory bytes too large");
   L.smem = (unsigned)smem;
   long long n = parseNonNeg(t[i + 8], "argument count");
-  if ((long long)t.size() != (long long)i + 9 + n)
-    fail("EPROTO", "argument count " + t[i + 8] + " does not match the " + std::to_string(t.size() - i - 9) + " arguments given");
+  if ((long long)t.size() < (long long)i + 9 + n)
+    fail("EPROTO", "argument count " + t[i + 8] + " is more than the " + std::to_string(t.size() - i - 9) + " arguments given");
   L.slots.assign(n, 0);
   L.params.resize(n);
   for (long long a = 0; a < n; a++) {
@@ -269,6 +271,7 @@ void parseLaunch(const std::vector<std::string>& t, size_t i, Launch& L) {
     check(cuFuncSetAttribute(L.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)L.smem),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
   }
+  return i + 9 + (size_t)n;
 }
 
 void launch(Launch& L) {
@@ -614,22 +617,31 @@ std::string cmdFill(const std::vector<std::string>& t) {
 
 std::string cmdLaunch(const std::vector<std::string>& t) {
   Launch L;
-  parseLaunch(t, 1, L);
+  if (parseLaunch(t, 1, L) != t.size()) fail("EPROTO", "argument count " + t[9] + " does not match the " + std::to_string(t.size() - 10) + " arguments given");
   launch(L);
   return "ok";
 }
 
 std::string cmdTime(const std::vector<std::string>& t) {
-  if (t.size() < 7) fail("EPROTO", "usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH LAUNCHSPEC");
+  if (t.size() < 7) fail("EPROTO", "usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH LAUNCHSPEC...");
   double warm = parseDouble(t[1], "warm-up ms");
   long minReps = (long)parseNonNeg(t[2], "minimum repetitions");
   double minMS = parseDouble(t[3], "minimum ms");
   long long flushBytes = parseNonNeg(t[4], "flush bytes");
   long long graph = parseInt(t[5], "graph flag");
   if (graph != 0 && graph != 1) fail("EPROTO", "graph flag must be 0 or 1");
-  Launch L;
-  parseLaunch(t, 6, L);
-  Stats s = measure([&]() { launch(L); }, warm, minReps, minMS, (size_t)flushBytes, graph == 1);
+  // One run is every launch in order: a plan of several launches is timed
+  // as a whole.
+  std::vector<std::unique_ptr<Launch>> Ls;
+  for (size_t i = 6; i < t.size();) {
+    Ls.push_back(std::make_unique<Launch>());
+    i = parseLaunch(t, i, *Ls.back());
+  }
+  Stats s = measure(
+      [&]() {
+        for (auto& L : Ls) launch(*L);
+      },
+      warm, minReps, minMS, (size_t)flushBytes, graph == 1);
   return fmt("ok %.4f %.4f %.4f %ld %d %d", s.median, s.p20, s.p80, s.reps, s.clockMHz, s.batch);
 }
 

@@ -1,0 +1,99 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// matmul renders a matmul-mma or matmul-simt launch: a grid-stride loop
+// over output tiles (grouped for L2 reuse), the prelude's KgMma or KgSimt
+// computing each tile's sums into registers, then the statement's
+// epilogue stored for each accumulator inside the bounds.
+func (e *emitter) matmul(l *lower.Launch) {
+	m := lower.MatchMatmul(l.Stmt)
+	c := l.Config
+	bm, bn := int64(lower.SimtTile), int64(lower.SimtTile)
+	if m.TensorCores {
+		bm, bn = c["BM"], c["BN"]
+	}
+	ta, tb := cType(m.A.Tensor.DType), cType(m.B.Tensor.DType)
+	// lda, ldb: the element distance between an operand's stored rows.
+	lda, ldb := lower.Stride(m.A, m.K), lower.Stride(m.B, m.K)
+	if m.AKMajor {
+		lda = lower.Stride(m.A, m.M[len(m.M)-1])
+	}
+	if m.BKMajor {
+		ldb = lower.Stride(m.B, m.N[len(m.N)-1])
+	}
+	extK := lower.Extent([]*ir.Index{m.K})
+	e.printf("  const int64_t kg_M = %s, kg_N = %s, kg_K = %s;\n", e.expr(lower.Extent(m.M)), e.expr(lower.Extent(m.N)), e.expr(extK))
+	e.printf("  const int64_t kg_lda = %s, kg_ldb = %s;\n", e.expr(lda), e.expr(ldb))
+	e.printf("  const int64_t kg_tm = (kg_M + %d) / %d, kg_tn = (kg_N + %d) / %d;\n", bm-1, bm, bn-1, bn)
+	e.printf("  const int64_t kg_tiles = %s * kg_tm * kg_tn;\n", e.paren(lower.Extent(m.Batch)))
+	ak, bk := m.AKMajor, m.BKMajor
+	if m.TensorCores {
+		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], ak, bk)
+		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
+		// cp.async moves 16-byte chunks: every operand row and batch
+		// offset must start 16-byte aligned, and each contiguous extent
+		// must be whole chunks, for a chunk to be all in or all out.
+		conds := []string{
+			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),
+			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.B.Tensor.Name)),
+			"kg_lda % 8 == 0", "kg_ldb % 8 == 0",
+			fmt.Sprintf("%s %% 8 == 0", map[bool]string{true: "kg_K", false: "kg_M"}[ak]),
+			fmt.Sprintf("%s %% 8 == 0", map[bool]string{true: "kg_K", false: "kg_N"}[bk]),
+		}
+		for _, ix := range m.Batch {
+			conds = append(conds, fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(m.A, ix))), fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(m.B, ix))))
+		}
+		e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
+	} else {
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(m.Reduce.T), c["BK"], ak, bk)
+	}
+	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")
+	e.printf("    int64_t kg_tr, kg_tc;\n")
+	e.printf("    kg_tile_of(kg_t %% (kg_tm * kg_tn), kg_tm, kg_tn, &kg_tr, &kg_tc);\n")
+	offA, offB := "", ""
+	if len(m.Batch) > 0 {
+		e.printf("    const int64_t kg_bt = kg_t / (kg_tm * kg_tn);\n")
+		e.decompose("    ", "kg_bt", "kg_brest", m.Batch)
+		var pa, pb []string
+		for _, ix := range m.Batch {
+			pa = append(pa, name(ix.Name)+" * "+e.paren(lower.Stride(m.A, ix)))
+			pb = append(pb, name(ix.Name)+" * "+e.paren(lower.Stride(m.B, ix)))
+		}
+		offA, offB = " + ("+strings.Join(pa, " + ")+")", " + ("+strings.Join(pb, " + ")+")"
+	}
+	e.printf("    const %s* kg_a = %s%s;\n", ta, name(m.A.Tensor.Name), offA)
+	e.printf("    const %s* kg_b = %s%s;\n", tb, name(m.B.Tensor.Name), offB)
+	acc := cType(m.Reduce.T)
+	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
+	args := fmt.Sprintf("kg_a, kg_b, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
+	if m.TensorCores {
+		e.printf("    if (kg_vec)\n      kg_tile_t::run<true>(%s, kg_smem);\n    else\n      kg_tile_t::run<false>(%s, kg_smem);\n", args, args)
+	} else {
+		// The statement's product of one element of each operand.
+		e.loads = map[*ir.Load]string{m.A: "kg_x", m.B: "kg_y"}
+		body := e.expr(m.Reduce.Body)
+		e.loads = nil
+		e.printf("    kg_tile_t::run(%s, [](%s kg_x, %s kg_y) -> %s { return %s; });\n", args, ta, tb, acc, body)
+	}
+	e.printf("#pragma unroll\n")
+	e.printf("    for (int kg_f = 0; kg_f < kg_tile_t::ACC; ++kg_f) {\n")
+	e.printf("      int kg_r, kg_c;\n")
+	e.printf("      kg_tile_t::coord(kg_f, &kg_r, &kg_c);\n")
+	e.printf("      const int64_t kg_m = kg_tr * %d + kg_r, kg_n = kg_tc * %d + kg_c;\n", bm, bn)
+	e.printf("      if (kg_m < kg_M && kg_n < kg_N) {\n")
+	e.decompose("        ", "kg_m", "kg_mrest", m.M)
+	e.decompose("        ", "kg_n", "kg_nrest", m.N)
+	e.reduced = map[*ir.Reduce]string{m.Reduce: "kg_acc[kg_f]"}
+	e.store("        ", l.Stmt)
+	e.reduced = nil
+	e.printf("      }\n")
+	e.printf("    }\n")
+	e.printf("  }\n")
+}

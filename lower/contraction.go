@@ -1,0 +1,298 @@
+package lower
+
+import (
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// Matmul is a statement recognized as a (batched) matrix product with an
+// elementwise epilogue:
+//
+//	C[batch..., m..., n...] = epilogue(sum[k](body(A[...], B[...])))
+//
+// in any order of the output indices, where A is indexed by the batch, M
+// and K indices and B by the batch, N and K indices, each by plain index
+// variables. The M indices (A's alone) are adjacent in A, in output order,
+// so that they flatten into one row index; likewise N in B. The body is
+// the reduction's expression of the two loads (A * B, f32(A) * f32(B),
+// f64(A * B)); the epilogue is the rest of the statement, evaluated per
+// output element with the sum in a register (bias, activation, scaling,
+// residual, cast).
+type Matmul struct {
+	Stmt   *ir.Stmt
+	Reduce *ir.Reduce
+	A, B   *ir.Load
+	M, N   []*ir.Index // in output order
+	Batch  []*ir.Index // in output order
+	K      *ir.Index
+	// AKMajor: A's last dimension is K (A is M x K row-major); otherwise
+	// it is M's last, and A is stored K x M. Likewise BKMajor for B
+	// (N x K when set, K x N otherwise).
+	AKMajor, BKMajor bool
+	// TensorCores: f16 or bf16 operands widened to f32 and multiplied,
+	// summed in f32: what mma instructions compute exactly.
+	TensorCores bool
+}
+
+// MatchMatmul recognizes s as a matrix product, or returns nil.
+func MatchMatmul(s *ir.Stmt) *Matmul {
+	rs := topReductions(s.Value)
+	if len(rs) != 1 || !unguarded(s.Value) {
+		return nil
+	}
+	r := rs[0]
+	if r.Op != ir.Sum || len(r.Axes) != 1 || !zeroLo(r.Axes[0]) || len(topReductions(r.Body)) > 0 {
+		return nil
+	}
+	for _, ix := range s.Index {
+		if !zeroLo(ix) {
+			return nil
+		}
+	}
+	var loads []*ir.Load
+	ir.Walk(r.Body, func(e ir.Expr) bool {
+		if l, ok := e.(*ir.Load); ok {
+			loads = append(loads, l)
+			return false
+		}
+		return true
+	})
+	if len(loads) != 2 || !product2(r.Body) {
+		return nil
+	}
+	k := r.Axes[0]
+	mm := &Matmul{Stmt: s, Reduce: r, A: loads[0], B: loads[1], K: k}
+	for _, l := range loads {
+		if l.Default != nil || !plainIndices(l, s.Index, k) || !slices.ContainsFunc(l.Index, refersTo(k)) {
+			return nil
+		}
+	}
+	for _, ix := range s.Index {
+		inA := slices.ContainsFunc(mm.A.Index, refersTo(ix))
+		inB := slices.ContainsFunc(mm.B.Index, refersTo(ix))
+		switch {
+		case inA && inB:
+			mm.Batch = append(mm.Batch, ix)
+		case inA:
+			mm.M = append(mm.M, ix)
+		case inB:
+			mm.N = append(mm.N, ix)
+		default:
+			return nil // an output index neither operand reads: a broadcast
+		}
+	}
+	if len(mm.M) == 0 || len(mm.N) == 0 {
+		return nil // a matrix-vector product suits a block per row better
+	}
+	// Order the operands so that A holds the first output index of M or N.
+	if slices.Index(s.Index, mm.N[0]) < slices.Index(s.Index, mm.M[0]) {
+		mm.A, mm.B, mm.M, mm.N = mm.B, mm.A, mm.N, mm.M
+	}
+	var ok bool
+	if mm.AKMajor, ok = layout(mm.A, mm.M, k); !ok {
+		return nil
+	}
+	if mm.BKMajor, ok = layout(mm.B, mm.N, k); !ok {
+		return nil
+	}
+	mm.TensorCores = tensorCoreBody(r)
+	return mm
+}
+
+func zeroLo(ix *ir.Index) bool {
+	c, ok := ix.Lo.(*ir.Const)
+	return ok && c.I == 0
+}
+
+func refersTo(ix *ir.Index) func(ir.Expr) bool {
+	return func(e ir.Expr) bool {
+		ref, ok := e.(*ir.IndexRef)
+		return ok && ref.Index == ix
+	}
+}
+
+// plainIndices: every index of l is one of out or k, none twice.
+func plainIndices(l *ir.Load, out []*ir.Index, k *ir.Index) bool {
+	seen := map[*ir.Index]bool{}
+	for _, e := range l.Index {
+		ref, ok := e.(*ir.IndexRef)
+		if !ok || seen[ref.Index] || (ref.Index != k && !slices.Contains(out, ref.Index)) {
+			return false
+		}
+		seen[ref.Index] = true
+	}
+	return true
+}
+
+// product2 reports whether body is a product of its two loads, each
+// possibly widened, or such a product widened: an expression whose value
+// is linear in each operand, as a tiled product requires.
+func product2(body ir.Expr) bool {
+	if c, ok := body.(*ir.Cast); ok {
+		body = c.X
+	}
+	b, ok := body.(*ir.Binary)
+	if !ok || b.Op != ir.Mul {
+		return false
+	}
+	isLoad := func(e ir.Expr) bool {
+		if c, ok := e.(*ir.Cast); ok && c.T.IsFloat() == c.X.Type().IsFloat() && c.T.Size() >= c.X.Type().Size() {
+			e = c.X
+		}
+		_, ok := e.(*ir.Load)
+		return ok
+	}
+	return isLoad(b.X) && isLoad(b.Y)
+}
+
+// layout checks that the row indices rows are adjacent in l in output
+// order, and that l's last dimension is k (K-major) or the last of rows.
+func layout(l *ir.Load, rows []*ir.Index, k *ir.Index) (kMajor bool, ok bool) {
+	first := slices.IndexFunc(l.Index, refersTo(rows[0]))
+	for i, ix := range rows {
+		if first+i >= len(l.Index) || !refersTo(ix)(l.Index[first+i]) {
+			return false, false
+		}
+	}
+	last := l.Index[len(l.Index)-1]
+	switch {
+	case refersTo(k)(last):
+		return true, true
+	case refersTo(rows[len(rows)-1])(last):
+		return false, true
+	}
+	return false, false
+}
+
+func tensorCoreBody(r *ir.Reduce) bool {
+	if r.T != ir.F32 {
+		return false
+	}
+	b, ok := r.Body.(*ir.Binary)
+	if !ok {
+		return false
+	}
+	var dt ir.DType
+	for _, e := range []ir.Expr{b.X, b.Y} {
+		c, ok := e.(*ir.Cast)
+		if !ok || c.T != ir.F32 {
+			return false
+		}
+		t := c.X.Type()
+		if (t != ir.F16 && t != ir.BF16) || (dt != 0 && t != dt) {
+			return false
+		}
+		dt = t
+	}
+	return true
+}
+
+// Extent is the number of points of indices ix, an i64 expression.
+func Extent(ix []*ir.Index) ir.Expr {
+	var extents []ir.Expr
+	for _, x := range ix {
+		extents = append(extents, &ir.Binary{Op: ir.Sub, X: x.Hi, Y: x.Lo})
+	}
+	return Simplify(product(extents))
+}
+
+// Strides are the row-major element strides of a tensor's dimensions.
+func Strides(t *ir.Tensor) []ir.Expr {
+	s := make([]ir.Expr, len(t.Shape))
+	var acc ir.Expr = ir.IntConst(1)
+	for d := len(t.Shape) - 1; d >= 0; d-- {
+		s[d] = Simplify(acc)
+		acc = mul(acc, t.Shape[d])
+	}
+	return s
+}
+
+// Stride is the stride of the dimension of l indexed by ix.
+func Stride(l *ir.Load, ix *ir.Index) ir.Expr {
+	return Strides(l.Tensor)[slices.IndexFunc(l.Index, refersTo(ix))]
+}
+
+// matmulTemplate computes a matrix product in output tiles of BM x BN, a
+// block per tile (grid-stride over tiles, grouped for L2 reuse), stepping
+// through K by BK. With tensor cores (mma) each of the WARPS_M x WARPS_N
+// warps computes a sub-tile with mma.sync from operands staged through a
+// STAGES-deep cp.async pipeline in shared memory; without (simt) each of
+// 256 threads computes an 8 x 8 block of outputs from double-buffered
+// shared tiles.
+type matmulTemplate struct{ mma bool }
+
+func (t matmulTemplate) Name() string {
+	if t.mma {
+		return "matmul-mma"
+	}
+	return "matmul-simt"
+}
+
+func (t matmulTemplate) Accepts(s *ir.Stmt) bool {
+	m := MatchMatmul(s)
+	return m != nil && m.TensorCores == t.mma
+}
+
+func (t matmulTemplate) Space() map[string][]int64 {
+	if t.mma {
+		return map[string][]int64{
+			"BM": {64, 128, 256}, "BN": {64, 128, 256}, "BK": {32, 64},
+			"WARPS_M": {1, 2, 4}, "WARPS_N": {1, 2, 4}, "STAGES": {2, 3, 4, 5},
+		}
+	}
+	return map[string][]int64{"BK": {8, 16}}
+}
+
+func (t matmulTemplate) Default(*Launch) Config {
+	if t.mma {
+		return Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4}
+	}
+	return Config{"BK": 8}
+}
+
+// SimtTile is the simt template's fixed output tile (BM = BN), computed
+// by SimtThreads threads of 8 x 8 outputs each.
+const (
+	SimtTile    = 128
+	SimtThreads = 256
+)
+
+// Tiles is the number of output tiles of a matmul launch.
+func Tiles(l *Launch) ir.Expr {
+	m := MatchMatmul(l.Stmt)
+	bm, bn := int64(SimtTile), int64(SimtTile)
+	if m.TensorCores {
+		bm, bn = l.Config["BM"], l.Config["BN"]
+	}
+	return Simplify(mul(Extent(m.Batch), mul(cdiv(Extent(m.M), bm), cdiv(Extent(m.N), bn))))
+}
+
+func (t matmulTemplate) Grid(l *Launch) Grid {
+	g := Grid{Blocks: capBlocks(Tiles(l)), Threads: SimtThreads}
+	if t.mma {
+		c := l.Config
+		g.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
+		g.Smem = MmaSmem(MatchMatmul(l.Stmt), c)
+	}
+	return g
+}
+
+// MmaPad is the padding, in elements, of each shared-memory row of the
+// mma template, which keeps ldmatrix's eight row reads on distinct banks.
+const MmaPad = 8
+
+// MmaSmem is the mma template's dynamic shared memory: STAGES copies of
+// the A and B tiles, each stored as in global memory (K-major or not),
+// with padded rows, in 2-byte elements.
+func MmaSmem(m *Matmul, c Config) int64 {
+	a := c["BM"] * (c["BK"] + MmaPad)
+	if !m.AKMajor {
+		a = c["BK"] * (c["BM"] + MmaPad)
+	}
+	b := c["BN"] * (c["BK"] + MmaPad)
+	if !m.BKMajor {
+		b = c["BK"] * (c["BN"] + MmaPad)
+	}
+	return c["STAGES"] * (a + b) * 2
+}

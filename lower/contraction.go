@@ -239,6 +239,7 @@ func (t matmulTemplate) Space() map[string][]int64 {
 		return map[string][]int64{
 			"BM": {64, 128, 256}, "BN": {64, 128, 256}, "BK": {32, 64},
 			"WARPS_M": {1, 2, 4}, "WARPS_N": {1, 2, 4}, "STAGES": {2, 3, 4, 5},
+			"BLOCKS_PER_SM": {1, 2},
 		}
 	}
 	return map[string][]int64{"BK": {8, 16}}
@@ -246,7 +247,7 @@ func (t matmulTemplate) Space() map[string][]int64 {
 
 func (t matmulTemplate) Default(*Launch) Config {
 	if t.mma {
-		return Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4}
+		return Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1}
 	}
 	return Config{"BK": 8}
 }
@@ -274,6 +275,9 @@ func (t matmulTemplate) Grid(l *Launch) Grid {
 		c := l.Config
 		g.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
 		g.Smem = MmaSmem(MatchMatmul(l.Stmt), c)
+		if c["BLOCKS_PER_SM"] > 1 {
+			g.MinBlocks = c["BLOCKS_PER_SM"]
+		}
 	}
 	return g
 }

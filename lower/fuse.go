@@ -247,7 +247,31 @@ func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
 	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
 }
-func (rowReduce) Default(*Launch) Config { return Config{"THREADS": 256} }
+
+// Default gives a row about 16 elements per thread: 128 threads for rows
+// up to 2048, up to 1024 for rows of 16384 and more, so that few long rows
+// still keep many loads in flight; 256 when the row length is unknown.
+func (rowReduce) Default(l *Launch) Config {
+	n := int64(-1)
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		for _, r := range topReductions(s.Value) {
+			if c, ok := constExtent(r.Axes); ok {
+				n = max(n, c)
+			}
+		}
+	}
+	if c, ok := Simplify(Cols(l)).(*ir.Const); ok && len(l.Stmt.Index) > l.RowDims {
+		n = max(n, c.I)
+	}
+	if n < 0 {
+		return Config{"THREADS": 256}
+	}
+	t := int64(128)
+	for t < 1024 && t*16 < n {
+		t *= 2
+	}
+	return Config{"THREADS": t}
+}
 
 func (rowReduce) Grid(l *Launch) Grid {
 	return Grid{Blocks: capBlocks(Rows(l)), Threads: l.Config["THREADS"]}

@@ -103,8 +103,10 @@ func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 
 // BuildReference plans k with runtime sizes using only the generic
 // template, each statement its own launch: the simplest kernels kgen
-// makes. Checked against the interpreter at small sizes, they are the
-// oracle for sizes too large for the interpreter.
+// makes. Float sums and products accumulate in f64, as the interpreter's
+// do, so that a serial sum of millions of terms stays accurate. Checked
+// against the interpreter at small sizes, they are the oracle for sizes
+// too large for the interpreter.
 func BuildReference(k *ir.Kernel, name string) (*Plan, error) {
 	return build(k, nil, name, true)
 }
@@ -116,6 +118,9 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 		Specialize(k, rebind(env, k))
 	}
 	InlineLets(k)
+	if reference {
+		widenAccumulators(k)
+	}
 	if err := ir.RunPasses(k, ""); err != nil {
 		return nil, err
 	}
@@ -166,6 +171,33 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 		p.Launches = append(p.Launches, l)
 	}
 	return p, nil
+}
+
+// Override sets the parameters in c on every launch of p whose template
+// declares all of them, checking each value against the template's
+// space. It reports whether any launch took c.
+func Override(p *Plan, c Config) (bool, error) {
+	took := false
+	for _, l := range p.Launches {
+		space := l.Template.Space()
+		fits := true
+		for k := range c {
+			if _, ok := space[k]; !ok {
+				fits = false
+			}
+		}
+		if !fits {
+			continue
+		}
+		for _, k := range sortedKeys(c) {
+			if !slices.Contains(space[k], c[k]) {
+				return false, fmt.Errorf("%s: %s=%d is not in template %s's space %v", l.Name, k, c[k], l.Template.Name(), space[k])
+			}
+			l.Config[k] = c[k]
+		}
+		took = true
+	}
+	return took, nil
 }
 
 // choose picks the template for a statement: the first in the table that

@@ -182,3 +182,26 @@ func TestSpecializedPlanHasNoSizes(t *testing.T) {
 		t.Errorf("p.Env.Shape(X) = %v, %v; want [3 5]", shape, err)
 	}
 }
+
+// TestReferenceWidensSums: the reference kernels' float sums accumulate in
+// f64 (as the interpreter's do) and round to the declared accumulation
+// type after; max stays as it is.
+func TestReferenceWidensSums(t *testing.T) {
+	prog := check(t)
+	p, err := lower.BuildReference(prog.Kernel("softmax"), "softmax__ref")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range p.Launches {
+		ir.Walk(l.Stmt.Value, func(e ir.Expr) bool {
+			if r, ok := e.(*ir.Reduce); ok {
+				got = append(got, r.Op.String()+":"+r.T.String())
+			}
+			return true
+		})
+	}
+	if want := "max:f32 sum:f64"; strings.Join(got, " ") != want {
+		t.Errorf("reductions %q, want %q", strings.Join(got, " "), want)
+	}
+}

@@ -23,6 +23,9 @@ type Grid struct {
 	Blocks  ir.Expr
 	Threads int64
 	Smem    int64
+	// MinBlocks, when set, asks the compiler to fit that many blocks on
+	// a multiprocessor (bounding registers per thread).
+	MinBlocks int64
 }
 
 // MaxBlocks caps grid-stride launches: beyond it, each thread loops.
@@ -51,9 +54,11 @@ func Points(s *ir.Stmt) ir.Expr {
 }
 
 // pointwise computes one output point per thread in a grid-stride loop;
-// reductions inside the point run serially in that thread. As "generic" it
-// is the fallback that makes every spec run; as "elementwise" it is the
-// template of statements without reductions.
+// reductions inside the point run serially in that thread. Each thread
+// takes UNROLL points a block apart per step, so that their loads are in
+// flight together. As "generic" it is the fallback that makes every spec
+// run; as "elementwise" it is the template of statements without
+// reductions.
 type pointwise struct {
 	name    string
 	accepts func(*ir.Stmt) bool
@@ -62,13 +67,13 @@ type pointwise struct {
 func (t pointwise) Name() string            { return t.name }
 func (t pointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
 func (t pointwise) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}}
 }
-func (t pointwise) Default(*Launch) Config { return Config{"THREADS": 256} }
+func (t pointwise) Default(*Launch) Config { return Config{"THREADS": 256, "UNROLL": 4} }
 
 func (t pointwise) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
-	return Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), threads)), Threads: threads}
+	return Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), threads*l.Config["UNROLL"])), Threads: threads}
 }
 
 // capBlocks is min(blocks, MaxBlocks), simplified.

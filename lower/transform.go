@@ -182,3 +182,19 @@ func Simplify(e ir.Expr) ir.Expr {
 		return nil
 	})
 }
+
+// widenAccumulators makes every float sum and product of k accumulate in
+// f64, rounding the result to the accumulation type it had.
+func widenAccumulators(k *ir.Kernel) {
+	for _, s := range k.Stmts {
+		s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
+			r, ok := e.(*ir.Reduce)
+			if !ok || !r.T.IsFloat() || r.T == ir.F64 || (r.Op != ir.Sum && r.Op != ir.Prod) {
+				return nil
+			}
+			t := r.T
+			r.Body, r.T = &ir.Cast{X: r.Body, T: ir.F64, Span: r.Span}, ir.F64
+			return &ir.Cast{X: r, T: t, Span: r.Span}
+		})
+	}
+}

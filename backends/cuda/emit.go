@@ -45,6 +45,14 @@ type emitter struct {
 	// loads names the variables that stand for particular loads (the
 	// operands inside a matmul's product).
 	loads map[*ir.Load]string
+	// cache names the register arrays that hold a row of an input in a
+	// row-reduce launch (see rowCache), loop is the index of the row loop
+	// being emitted, and cacheN, cacheJ and cacheThreads the row length,
+	// registers per thread and block size.
+	cache                        map[*ir.Tensor]string
+	loop                         *ir.Index
+	cacheN, cacheJ, cacheThreads int64
+	rowIndex                     []*ir.Index
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -121,8 +129,12 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
 		e.printf("//   %s\n", ir.PrintStmt(k, s))
 	}
-	threads := l.Grid().Threads
-	e.printf("extern \"C\" __global__ void __launch_bounds__(%d) %s(\n    %s) {\n", threads, l.Name, strings.Join(Params(p), ",\n    "))
+	g := l.Grid()
+	bounds := strconv.FormatInt(g.Threads, 10)
+	if g.MinBlocks > 0 {
+		bounds += ", " + strconv.FormatInt(g.MinBlocks, 10)
+	}
+	e.printf("extern \"C\" __global__ void __launch_bounds__(%s) %s(\n    %s) {\n", bounds, l.Name, strings.Join(Params(p), ",\n    "))
 	if p.Env == nil {
 		for _, d := range k.Dims {
 			if d.Def != nil {
@@ -187,14 +199,34 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 	e.printf("%s%s[%s] = %s;\n", indent, name(s.Target.Name), e.linear(refs, s.Target.Shape), e.expr(s.Value))
 }
 
-// pointwise computes one output point per thread in a grid-stride loop.
+// pointwise computes output points in a grid-stride loop, UNROLL points a
+// block apart per thread and step.
 func (e *emitter) pointwise(l *lower.Launch) {
 	s := l.Stmt
+	u := max(l.Config["UNROLL"], 1)
 	e.printf("  const int64_t kg_points = %s;\n", e.expr(lower.Points(s)))
-	e.printf("  for (int64_t kg_p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; kg_p < kg_points; kg_p += (int64_t)gridDim.x * blockDim.x) {\n")
-	e.decompose("    ", "kg_p", "kg_rest", s.Index)
-	e.store("    ", s)
+	e.printf("  for (int64_t kg_p0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_p0 < kg_points; kg_p0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
+	e.printf("    #pragma unroll\n")
+	e.printf("    for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
+	e.printf("      const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n")
+	e.printf("      if (kg_p < kg_points) {\n")
+	e.decompose("        ", "kg_p", "kg_rest", s.Index)
+	e.store("        ", s)
+	e.printf("      }\n")
+	e.printf("    }\n")
 	e.printf("  }\n")
+}
+
+// rowAt reports whether load x reads the current row: its leading indices
+// are the row-reduce launch's row indices.
+func (e *emitter) rowAt(x *ir.Load) bool {
+	for d := 0; d < len(x.Index)-1; d++ {
+		ref, ok := x.Index[d].(*ir.IndexRef)
+		if !ok || ref.Index != e.rowIndex[d] {
+			return false
+		}
+	}
+	return len(x.Index)-1 == len(e.rowIndex)
 }
 
 // uses reports whether s reads or writes t.
@@ -314,6 +346,11 @@ func (e *emitter) expr(x ir.Expr) string {
 	case *ir.Load:
 		if v, ok := e.loads[x]; ok {
 			return v
+		}
+		if reg, ok := e.cache[x.Tensor]; ok && e.loop != nil && x.Default == nil {
+			if ref, ok := x.Index[len(x.Index)-1].(*ir.IndexRef); ok && ref.Index == e.loop && e.rowAt(x) {
+				return reg + "[kg_j]"
+			}
 		}
 		if r, ok := e.regs[x.Tensor]; ok {
 			return r

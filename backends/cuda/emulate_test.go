@@ -138,12 +138,13 @@ func emulate(t *testing.T, bin string, p *lower.Plan, env *ir.Env, dir string) e
 		if err != nil {
 			return err
 		}
-		// A few blocks of one warp: the grid-stride loops cover the rest.
-		// Matmul tiles divide their work by thread number and need the
-		// block they declare.
-		threads := int64(32)
-		if strings.HasPrefix(l.Template.Name(), "matmul") {
-			threads = g.Threads
+		// A few blocks: the grid-stride loops cover the rest. Pointwise
+		// templates run with one warp a block; the others divide work by
+		// thread number (matmul tiles, cached rows) and get the block
+		// they declare.
+		threads := g.Threads
+		if name := l.Template.Name(); name == "elementwise" || name == "generic" {
+			threads = 32
 		}
 		fmt.Fprintf(&job, "launch %s %d %d\n", l.Name, min(blocks, 3), threads)
 	}

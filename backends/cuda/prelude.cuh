@@ -231,9 +231,9 @@ struct KgMma {
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
 #pragma unroll
     for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
-    const int64_t KT = (K + BK - 1) / BK;
-    auto stage = [&](int s, int64_t kt) {
-      const int64_t k0 = kt * BK;
+    const int KT = (int)((K + BK - 1) / BK);
+    auto stage = [&](int s, int kt) {
+      const int64_t k0 = (int64_t)kt * BK;
       if (AK)
         load<VEC, AR, AC, AP>(sA + s * ASZ, A, lda, m0, k0, M, K);
       else
@@ -248,13 +248,17 @@ struct KgMma {
       if (s < KT) stage(s, s);
       kg_cp_async_commit();
     }
-    for (int64_t kt = 0; kt < KT; ++kt) {
+    // The ring: tile kt is in stage rd; tile kt + STAGES - 1 goes to wr.
+    int rd = 0, wr = STAGES - 1;
+    for (int kt = 0; kt < KT; ++kt) {
       kg_cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's part)
-      __syncthreads();                 // everyone's part; stage (kt - 1) % STAGES is free
-      if (kt + STAGES - 1 < KT) stage((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+      __syncthreads();                 // everyone's part; stage wr (tile kt - 1) is free
+      if (kt + STAGES - 1 < KT) stage(wr, kt + STAGES - 1);
       kg_cp_async_commit();
-      const T* a = sA + (kt % STAGES) * ASZ;
-      const T* b = sB + (kt % STAGES) * BSZ;
+      wr = wr + 1 == STAGES ? 0 : wr + 1;
+      const T* a = sA + rd * ASZ;
+      const T* b = sB + rd * BSZ;
+      rd = rd + 1 == STAGES ? 0 : rd + 1;
 #pragma unroll
       for (int kk = 0; kk < BK; kk += 16) {
         unsigned af[MT][4], bf[NT][2];

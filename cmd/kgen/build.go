@@ -37,6 +37,8 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
 			verbose := fs.Bool("v", false, "show each kernel's registers and shared memory")
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
+			var config configFlag
+			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64")
 			return func(args []string) int {
 				if len(args) == 0 {
 					return usageError("build", "no files given")
@@ -48,7 +50,7 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 				if err != nil {
 					return usageError("build", "%v", err)
 				}
-				b := &builder{target: tgt, out: *out, verbose: *verbose}
+				b := &builder{target: tgt, out: *out, verbose: *verbose, config: lower.Config(config)}
 				var nvcc *kgrt.NVCC
 				if !*emitOnly {
 					if nvcc, err = kgrt.FindNVCC(*nvccPath); err != nil {
@@ -93,6 +95,7 @@ type builder struct {
 	target  kgrt.Target
 	out     string
 	verbose bool
+	config  lower.Config // --config: overrides of template defaults
 }
 
 // unit is one source file's output.
@@ -122,6 +125,11 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 			p, err := lower.Build(k, env, name)
 			if err != nil {
 				return err
+			}
+			if b.config != nil {
+				if _, err := lower.Override(p, b.config); err != nil {
+					return err
+				}
 			}
 			for _, launch := range p.Launches {
 				if other, dup := symbols[launch.Name]; dup {

@@ -10,6 +10,7 @@ import (
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
 )
 
 // loaded is one checked source file.
@@ -160,4 +161,28 @@ func findKernel(files []*loaded, name string) (*ir.Kernel, *ir.Instance, error) 
 		}
 	}
 	return nil, nil, fmt.Errorf("no kernel or instance %q (have: %s)%s", name, strings.Join(names, ", "), closest(name, names))
+}
+
+// configFlag is --config NAME=V,...: template parameters that replace the
+// heuristic defaults on every launch whose template declares them all.
+type configFlag lower.Config
+
+func (c *configFlag) String() string { return lower.Config(*c).String() }
+
+func (c *configFlag) Set(v string) error {
+	var s shapeFlag
+	if err := s.Set(v); err != nil {
+		return err
+	}
+	if *c == nil {
+		*c = configFlag{}
+	}
+	for k, val := range s {
+		n, err := strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s=%s: want an integer", k, val)
+		}
+		(*c)[k] = n
+	}
+	return nil
 }

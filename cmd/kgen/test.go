@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"runtime"
-	"slices"
 	"time"
 
-	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
@@ -43,6 +39,8 @@ fails.`,
 			maxWork := fs.Float64("max-work", 2e8, "skip shapes that would cost the interpreter more operations than this")
 			asJSON := fs.Bool("json", false, "print one JSON object per check")
 			verbose := fs.Bool("v", false, "print every check, not only failures")
+			var config configFlag
+			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64")
 			return func(args []string) int {
 				if len(args) == 0 || *target == "" {
 					return usageError("test", "want --target and at least one FILE")
@@ -50,58 +48,13 @@ fails.`,
 				if *seeds < 1 {
 					return usageError("test", "--seeds must be at least 1")
 				}
-				tgt, err := kgrt.ParseTarget(*target)
-				if err != nil {
-					return usageError("test", "%v", err)
-				}
-				nvcc, err := kgrt.FindNVCC(*nvccPath)
-				if err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
-				}
-				dir := *out
-				if dir == "" {
-					if dir, err = os.MkdirTemp("", "kgen-test-"); err != nil {
-						fmt.Fprintf(stderr, "kgen test: %v\n", err)
-						return exitUser
-					}
-					defer os.RemoveAll(dir)
-				} else if err := os.MkdirAll(dir, 0o755); err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
-				}
-				var diags diag.List
-				files := loadFiles(args, &diags)
-				if diags.HasErrors() {
-					return report(&diags, false)
-				}
-				b := &builder{target: tgt, out: dir}
-				units, err := b.emit(files)
-				if err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
-				}
-				refs, err := b.emitReference(files)
-				if err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
-				}
-				b.compile(nvcc, append(slices.Clone(units), refs...), runtime.NumCPU(), &diags)
-				if code := report(&diags, false); code != exitOK {
+				ctx := context.Background()
+				g, code := openGPU(ctx, "test", *target, *out, *nvccPath, lower.Config(config), args)
+				if g == nil {
 					return code
 				}
-				ctx := context.Background()
-				cache, err := kgrt.DefaultRunnerCacheDir()
-				if err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
-				}
-				r, err := kgrt.StartRunner(ctx, nvcc.Path, cache, 0)
-				if err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
-				}
-				defer r.Close()
+				defer g.close()
+				r, units, refs := g.runner, g.units, g.refs
 				t := &tester{runner: r, seeds: *seeds, maxWork: *maxWork, asJSON: *asJSON, verbose: *verbose}
 				for i, u := range units {
 					t.unit(ctx, u, refs[i])

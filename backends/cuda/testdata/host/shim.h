@@ -1,6 +1,8 @@
 // A CPU stand-in for the parts of CUDA that kgen's generated kernels use,
 // so that tests can run them without a GPU: every CUDA thread of a block
-// is a std::thread, __syncthreads and warp shuffles are barriers, and
+// is a std::thread, __syncthreads is a barrier of the block and a warp
+// shuffle a barrier of its warp (so a shuffle inside `if (warp == 0)` works
+// as on the GPU), and
 // __shared__ variables are statics (blocks run one after another). The
 // half and bfloat16 conversions round to nearest even from the exact
 // value, as the CUDA intrinsics do.
@@ -11,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -25,16 +29,18 @@ struct kg_dim3 { unsigned x = 0, y = 0, z = 0; };
 inline thread_local kg_dim3 threadIdx, blockIdx;
 inline kg_dim3 blockDim, gridDim;
 inline std::barrier<>* kg_block_barrier;
+inline std::vector<std::barrier<>*> kg_warp_barriers;
 inline unsigned char kg_exchange[1024][8];
 
 inline void __syncthreads() { kg_block_barrier->arrive_and_wait(); }
 
 template <class T> T __shfl_xor_sync(unsigned, T v, int o) {
+  std::barrier<>* warp = kg_warp_barriers[threadIdx.x / 32];
   std::memcpy(kg_exchange[threadIdx.x], &v, sizeof(T));
-  kg_block_barrier->arrive_and_wait();
+  warp->arrive_and_wait();
   T r;
   std::memcpy(&r, kg_exchange[threadIdx.x ^ o], sizeof(T));
-  kg_block_barrier->arrive_and_wait();
+  warp->arrive_and_wait();
   return r;
 }
 
@@ -119,6 +125,12 @@ inline void kg_emulate(unsigned blocks, unsigned threads, const std::function<vo
   for (unsigned b = 0; b < blocks; b++) {
     std::barrier<> bar(threads);
     kg_block_barrier = &bar;
+    std::vector<std::unique_ptr<std::barrier<>>> warps;
+    kg_warp_barriers.clear();
+    for (unsigned w = 0; w * 32 < threads; w++) {
+      warps.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+      kg_warp_barriers.push_back(warps.back().get());
+    }
     std::vector<std::thread> ts;
     for (unsigned t = 0; t < threads; t++) {
       ts.emplace_back([&, b, t] {

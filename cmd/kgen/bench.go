@@ -1,0 +1,395 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"kgen.dev/kgen/interp"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tensor"
+)
+
+func init() {
+	register(&command{
+		name: "bench", args: "--target cuda:sm_90 [--kernel NAME,...] [--baseline eager] [--json FILE] [--md FILE] FILE...",
+		short: "time instances on the GPU, side by side with PyTorch",
+		long: `
+Bench builds every instance of each FILE (or those named by --kernel) for the
+target, checks each once against the reference interpreter (or, when too
+large, against the reference kernels), and times the correct ones with the
+timing protocol: a warm-up of at least 25 ms; the median of at least
+max(10, 100 ms worth of) runs, each timed with CUDA events after an L2
+flush of twice the L2 size outside the timed region; CUDA graphs of
+back-to-back runs for plans under 20 us. A plan of several launches is
+timed as a whole. It reports p20 and p80 beside the median, the achieved
+bandwidth (inputs read plus outputs written, once each) against the
+device-to-device copy bandwidth measured in the same run, and for matrix
+products the TFLOP/s.
+
+With --baseline eager it times the PyTorch program of each instance's kernel
+(runtime/baseline/baseline.py, written for the examples' kernels; f32
+matrix products without TF32) with the same protocol, in the same run, and
+reports kgen's speedup over it. Python is python3 on PATH, or --python.
+
+--json and --md write the results, with the date, GPU, driver, clocks and
+toolchain versions, for committing under testsuite/results/. Exit status 1
+when any instance is wrong.`,
+		setup: func(fs *flag.FlagSet) func([]string) int {
+			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
+			kernels := fs.String("kernel", "", "comma-separated instance names to bench (default: all)")
+			baseline := fs.String("baseline", "", "time PyTorch alongside: eager")
+			jsonOut := fs.String("json", "", "write the results as JSON to this file")
+			mdOut := fs.String("md", "", "write the results as a markdown table to this file")
+			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
+			nvccPath := fs.String("nvcc", "", "the nvcc to use")
+			python := fs.String("python", "", "the python3 with torch for --baseline")
+			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
+			var config configFlag
+			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64")
+			return func(args []string) int {
+				if len(args) == 0 || *target == "" {
+					return usageError("bench", "want --target and at least one FILE")
+				}
+				if *baseline != "" && *baseline != "eager" {
+					return usageError("bench", "--baseline: want eager, not %q", *baseline)
+				}
+				var want []string
+				if *kernels != "" {
+					want = strings.Split(*kernels, ",")
+				}
+				ctx := context.Background()
+				var py string
+				if *baseline != "" {
+					var err error
+					if py, err = findTorchPython(ctx, *python); err != nil {
+						fmt.Fprintf(stderr, "kgen bench: --baseline: %v\n", err)
+						return exitUser
+					}
+				}
+				g, code := openGPU(ctx, "bench", *target, *out, *nvccPath, lower.Config(config), args)
+				if g == nil {
+					return code
+				}
+				defer g.close()
+				b := &bencher{g: g, maxWork: *maxWork}
+				rep, err := b.run(ctx, want, py)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+					return exitUser
+				}
+				rep.Target = *target
+				rep.print(stdout)
+				if *jsonOut != "" {
+					if err := writeJSON(*jsonOut, rep); err != nil {
+						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+						return exitUser
+					}
+				}
+				if *mdOut != "" {
+					var sb strings.Builder
+					rep.markdown(&sb)
+					if err := writeFileAtomic(*mdOut, []byte(sb.String()), 0o644); err != nil {
+						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+						return exitUser
+					}
+				}
+				for _, r := range rep.Rows {
+					if r.Error != "" {
+						return exitUser
+					}
+				}
+				return exitOK
+			}
+		},
+	})
+}
+
+func findTorchPython(ctx context.Context, path string) (string, error) {
+	if path == "" {
+		p, err := kgrt.FindPython(ctx, "torch")
+		if err != nil {
+			return "", err
+		}
+		if len(p.Modules) == 0 || p.Modules[0].Version == "" {
+			return "", fmt.Errorf("%s cannot import torch", p.Path)
+		}
+		return p.Path, nil
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// benchReport is what bench measured in one run.
+type benchReport struct {
+	Date       string     `json:"date"`
+	Target     string     `json:"target"`
+	GPU        string     `json:"gpu"`
+	Driver     int        `json:"driver_cuda_version"`
+	NVCC       string     `json:"nvcc"`
+	Torch      string     `json:"torch,omitempty"`
+	CopyGBps   float64    `json:"copy_gbps"`
+	Protocol   string     `json:"protocol"`
+	Rows       []benchRow `json:"rows"`
+	ElapsedSec float64    `json:"elapsed_s"`
+}
+
+// benchRow is one instance's figures.
+type benchRow struct {
+	Name      string               `json:"name"`
+	File      string               `json:"file"`
+	Kernel    string               `json:"kernel"`
+	Sizes     string               `json:"sizes"`
+	Templates string               `json:"templates"`
+	Error     string               `json:"error,omitempty"`
+	MaxError  float64              `json:"max_error"`
+	Time      kgrt.Timing          `json:"time"`
+	Bytes     int64                `json:"bytes"`
+	Flops     float64              `json:"flops,omitempty"`
+	GBps      float64              `json:"gbps"`
+	CopyFrac  float64              `json:"copy_fraction"`
+	TFLOPs    float64              `json:"tflops,omitempty"`
+	Eager     *kgrt.BaselineResult `json:"eager,omitempty"`
+	Speedup   float64              `json:"speedup_vs_eager,omitempty"`
+}
+
+type bencher struct {
+	g       *gpuSession
+	maxWork float64
+}
+
+func (b *bencher) run(ctx context.Context, want []string, python string) (*benchReport, error) {
+	start := time.Now()
+	r := b.g.runner
+	info, err := r.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	copyBW, err := r.CopyBandwidth(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	rep := &benchReport{
+		Date: start.UTC().Format(time.RFC3339), GPU: info.Name, Driver: info.DriverVersion, NVCC: b.g.nvcc.Version, CopyGBps: copyBW,
+		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
+			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
+	}
+	var tasks []kgrt.BaselineTask
+	for i, u := range b.g.units {
+		x := &kgrt.Executor{Runner: r, Cubin: u.cubin}
+		rx := &kgrt.Executor{Runner: r, Cubin: b.g.refs[i].cubin}
+		for _, p := range u.plans {
+			if p.Env == nil || (want != nil && !slices.Contains(want, p.Name)) {
+				continue
+			}
+			row := b.plan(ctx, u, p, x, rx, b.g.refs[i].plans, copyBW)
+			rep.Rows = append(rep.Rows, row)
+			fmt.Fprintf(stderr, "bench: %s %s\n", row.Name, row.summary())
+			if row.Error == "" {
+				tasks = append(tasks, baselineTask(p))
+			}
+		}
+	}
+	if want != nil {
+		for _, w := range want {
+			if !slices.ContainsFunc(rep.Rows, func(r benchRow) bool { return r.Name == w }) {
+				return nil, fmt.Errorf("no instance %q in the files given", w)
+			}
+		}
+	}
+	if python != "" && len(tasks) > 0 {
+		res, err := kgrt.RunBaselines(ctx, python, tasks, kgrt.TimeSpec{}, 2*info.L2Bytes)
+		if err != nil {
+			return nil, err
+		}
+		for _, br := range res {
+			rep.Torch = br.Torch
+			for i := range rep.Rows {
+				row := &rep.Rows[i]
+				if row.Name == br.Name {
+					row.Eager = &br
+					if br.Skip == "" && row.Time.MedianUS > 0 {
+						row.Speedup = br.MedianUS / row.Time.MedianUS
+					}
+				}
+			}
+		}
+	}
+	rep.ElapsedSec = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// plan checks then times one instance.
+func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.Executor, refs []*lower.Plan, copyBW float64) benchRow {
+	row := benchRow{Name: p.Name, File: u.file.path, Kernel: p.Source.Name, Sizes: p.Env.String(), Bytes: ioBytes(p)}
+	var tmpl []string
+	for _, l := range p.Launches {
+		tmpl = append(tmpl, l.Template.Name())
+		if m := lower.MatchMatmul(l.Stmt); m != nil && strings.HasPrefix(l.Template.Name(), "matmul") {
+			penv := p.Bind(p.Env)
+			n := 2.0
+			for _, e := range []ir.Expr{lower.Extent(m.Batch), lower.Extent(m.M), lower.Extent(m.N), lower.Extent([]*ir.Index{m.K})} {
+				v, _ := penv.Int(e)
+				n *= float64(v)
+			}
+			row.Flops += n
+		}
+	}
+	row.Templates = strings.Join(tmpl, "+")
+	var res kgrt.CheckResult
+	if ir.Work(p.Source, p.Env) <= b.maxWork {
+		res = x.Check(ctx, p, p.Env, tensor.Normal, 1)
+	} else {
+		var rp *lower.Plan
+		for _, q := range refs {
+			if q.Source == p.Source {
+				rp = q
+			}
+		}
+		if rp == nil {
+			row.Error = "no reference kernels to check it against"
+			return row
+		}
+		res = x.CheckAgainst(ctx, p, rx, rp, p.Env, tensor.Normal, 1)
+	}
+	row.MaxError = res.MaxError
+	if res.Err != nil {
+		row.Error = "wrong: " + res.Err.Error()
+		b.restartAfter(res.Err)
+		return row
+	}
+	inputs, err := interp.RandomInputs(p.Source, p.Env, tensor.Normal, 1)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	tm, err := x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{})
+	if err == nil && tm.MedianUS < 20 {
+		tm, err = x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Graph: true})
+	}
+	if err != nil {
+		row.Error = err.Error()
+		b.restartAfter(err)
+		return row
+	}
+	row.Time = tm
+	row.GBps = tm.GBps(float64(row.Bytes))
+	row.CopyFrac = row.GBps / copyBW
+	if row.Flops > 0 {
+		row.TFLOPs = tm.TFLOPs(row.Flops)
+	}
+	return row
+}
+
+func (b *bencher) restartAfter(err error) {
+	var f *kgrt.Failure
+	if errors.As(err, &f) && (f.Kind == kgrt.Crash || f.Kind == kgrt.Timeout) {
+		b.g.runner.Restart()
+	}
+}
+
+// ioBytes is what a plan must move at least: every input read and every
+// output written once.
+func ioBytes(p *lower.Plan) int64 {
+	var n int64
+	for _, t := range append(slices.Clone(p.Source.Inputs), p.Source.Outputs...) {
+		shape, err := p.Env.Shape(t)
+		if err != nil {
+			continue
+		}
+		elems := int64(1)
+		for _, d := range shape {
+			elems *= d
+		}
+		n += elems * int64(t.DType.Size())
+	}
+	return n
+}
+
+func baselineTask(p *lower.Plan) kgrt.BaselineTask {
+	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]float64{}}
+	for _, in := range p.Source.Inputs {
+		shape, _ := p.Env.Shape(in)
+		t.Inputs = append(t.Inputs, kgrt.BaselineInput{Name: in.Name, DType: in.DType.String(), Shape: shape})
+	}
+	for prm, c := range p.Env.Params {
+		if c.T.IsFloat() {
+			t.Params[prm.Name] = c.F
+		} else {
+			t.Params[prm.Name] = float64(c.I)
+		}
+	}
+	return t
+}
+
+func (r benchRow) summary() string {
+	if r.Error != "" {
+		return r.Error
+	}
+	s := fmt.Sprintf("%.2f us (p20 %.2f, p80 %.2f), %.0f GB/s", r.Time.MedianUS, r.Time.P20US, r.Time.P80US, r.GBps)
+	if r.TFLOPs > 0 {
+		s += fmt.Sprintf(", %.1f TFLOP/s", r.TFLOPs)
+	}
+	return s
+}
+
+func (rep *benchReport) header() string {
+	s := fmt.Sprintf("%s, %s, CUDA driver %d.%d, nvcc %s", rep.Date, rep.GPU, rep.Driver/1000, rep.Driver%1000/10, rep.NVCC)
+	if rep.Torch != "" {
+		s += ", PyTorch " + rep.Torch
+	}
+	return s + fmt.Sprintf("; device-to-device copy %.0f GB/s (read + write)", rep.CopyGBps)
+}
+
+func (rep *benchReport) cells(r benchRow) []string {
+	c := []string{r.Name, r.Templates}
+	if r.Error != "" {
+		return append(c, r.Error, "", "", "", "", "", "")
+	}
+	tf := ""
+	if r.TFLOPs > 0 {
+		tf = fmt.Sprintf("%.1f", r.TFLOPs)
+	}
+	eager, speed := "", ""
+	if r.Eager != nil {
+		if r.Eager.Skip != "" {
+			eager = "-"
+		} else {
+			eager = fmt.Sprintf("%.2f (%.2f-%.2f)", r.Eager.MedianUS, r.Eager.P20US, r.Eager.P80US)
+			speed = fmt.Sprintf("%.2fx", r.Speedup)
+		}
+	}
+	return append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", r.Time.MedianUS, r.Time.P20US, r.Time.P80US),
+		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf, eager, speed)
+}
+
+var benchColumns = []string{"instance", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s", "eager us (p20-p80)", "speedup"}
+
+func (rep *benchReport) print(w io.Writer) {
+	fmt.Fprintln(w, rep.header())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(benchColumns, "\t"))
+	for _, r := range rep.Rows {
+		fmt.Fprintln(tw, strings.Join(rep.cells(r), "\t"))
+	}
+	tw.Flush()
+}
+
+func (rep *benchReport) markdown(w io.Writer) {
+	fmt.Fprintf(w, "%s\n\nTarget %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in this run.\n\n", rep.header(), rep.Target, rep.Protocol)
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(benchColumns, " | "), strings.Repeat(" --- |", len(benchColumns)))
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(rep.cells(r), " | "))
+	}
+}

@@ -1,0 +1,175 @@
+"""PyTorch eager baselines for `kgen bench`, timed with kgen's protocol.
+
+kgen writes a JSON job on stdin:
+
+    {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N,
+     "tasks": [{"name": "softmax_16x16384", "kernel": "softmax",
+                "inputs": [{"name": "X", "dtype": "f32", "shape": [16, 16384]}],
+                "params": {"eps": 1e-5}}]}
+
+and reads one JSON object per task on stdout: the timing (microseconds per
+run: median, p20, p80, samples, CUDA-graph batch) or why there is none.
+The protocol is the runner's (runtime/runner/runner.cpp, measure): a
+warm-up of at least warmup_ms that also estimates one run; CUDA graphs of K
+back-to-back runs when one run is under 20 us; then at least
+max(min_reps, min_ms worth) samples, each timed with CUDA events and
+preceded, outside the timed region, by an L2 flush (a fill of flush_bytes).
+
+The PyTorch programs are written by hand for the example kernels named in
+OPS, keyed by kernel name: the obvious torch call for each.
+"""
+
+import json
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+DTYPES = {
+    "f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+    "i64": torch.int64, "i32": torch.int32, "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool,
+}
+
+
+def make(spec, gen):
+    dt, shape = DTYPES[spec["dtype"]], spec["shape"]
+    if dt.is_floating_point:
+        return torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32).to(dt)
+    if dt == torch.bool:
+        return torch.rand(shape, generator=gen, device="cuda") < 0.5
+    return torch.randint(-8, 9, shape, generator=gen, device="cuda").to(dt)
+
+
+def conv_out(x, w, p, groups=1, bias=None):
+    return F.conv2d(x, w, bias, stride=int(p.get("stride", 1)), padding=int(p.get("pad", 0)),
+                    dilation=int(p.get("dil", 1)), groups=groups)
+
+
+# OPS maps a kernel name to a function of (inputs, params) returning the
+# callable to time.
+OPS = {
+    "gelu_erf": lambda t, p: lambda: F.gelu(t[0]),
+    "gelu_tanh_approx": lambda t, p: lambda: F.gelu(t[0], approximate="tanh"),
+    "silu": lambda t, p: lambda: F.silu(t[0]),
+    "mish_act": lambda t, p: lambda: F.mish(t[0]),
+    "leaky_relu": lambda t, p: lambda: F.leaky_relu(t[0], p.get("slope", 0.01)),
+    "elu": lambda t, p: lambda: F.elu(t[0], p.get("alpha", 1.0)),
+    "hardswish": lambda t, p: lambda: F.hardswish(t[0]),
+    "axpy": lambda t, p: lambda: t[0] * t[1] + t[2],
+    "matmul": lambda t, p: lambda: t[0] @ t[1],
+    "matmul_bt": lambda t, p: lambda: t[0] @ t[1].T,
+    "matmul_at": lambda t, p: lambda: t[0].T @ t[1],
+    "gemm": lambda t, p: lambda: p.get("alpha", 1.0) * (t[0] @ t[1]) + p.get("beta", 0.0) * t[2],
+    "matmul_bf16": lambda t, p: lambda: t[0] @ t[1],
+    "matmul_f16_f32out": lambda t, p: lambda: (t[0] @ t[1].T).float(),
+    "bmm": lambda t, p: lambda: torch.bmm(t[0], t[1]),
+    "bmm_bt": lambda t, p: lambda: torch.bmm(t[0], t[1].transpose(1, 2)),
+    "tensor_matmul": lambda t, p: lambda: t[0] @ t[1],
+    "gemm_bias_relu": lambda t, p: lambda: torch.relu(t[0] @ t[1] + t[2]),
+    "linear_gelu": lambda t, p: lambda: F.gelu(F.linear(t[0], t[1], t[2])),
+    "linear_tanh_residual": lambda t, p: lambda: t[0] + torch.tanh(F.linear(t[0], t[1], t[2])),
+    "matvec": lambda t, p: lambda: t[0] @ t[1],
+    "softmax": lambda t, p: lambda: torch.softmax(t[0], -1),
+    "log_softmax": lambda t, p: lambda: torch.log_softmax(t[0], -1),
+    "logsumexp": lambda t, p: lambda: torch.logsumexp(t[0], -1),
+    "layernorm": lambda t, p: lambda: F.layer_norm(t[0], t[0].shape[-1:], t[1], t[2], p.get("eps", 1e-5)),
+    "layernorm_bf16": lambda t, p: lambda: F.layer_norm(t[0], t[0].shape[-1:], t[1], t[2], p.get("eps", 1e-5)),
+    "rmsnorm": lambda t, p: lambda: F.rms_norm(t[0], t[0].shape[-1:], t[1], p.get("eps", 1e-6)),
+    "rmsnorm_bf16": lambda t, p: lambda: F.rms_norm(t[0], t[0].shape[-1:], t[1], p.get("eps", 1e-6)),
+    "l2_normalize": lambda t, p: lambda: F.normalize(t[0], dim=-1, eps=p.get("eps", 1e-12)),
+    "sum_rows": lambda t, p: lambda: t[0].sum(-1),
+    "mean_rows": lambda t, p: lambda: t[0].mean(-1),
+    "sum_cols": lambda t, p: lambda: t[0].sum(0),
+    "mean_cols": lambda t, p: lambda: t[0].mean(0),
+    "sum_all": lambda t, p: lambda: t[0].sum(),
+    "mse_loss": lambda t, p: lambda: F.mse_loss(t[0], t[1]),
+    "transpose": lambda t, p: lambda: t[0].T.contiguous(),
+    "conv2d": lambda t, p: lambda: conv_out(t[0], t[1], p),
+    "conv2d_bias": lambda t, p: lambda: conv_out(t[0], t[1], p, bias=t[2]),
+    "depthwise_conv2d": lambda t, p: lambda: conv_out(t[0], t[1].unsqueeze(1), p, groups=t[0].shape[1]),
+}
+
+
+def percentile(xs, q):
+    pos = q * (len(xs) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(xs) - 1)
+    f = pos - lo
+    return xs[lo] * (1 - f) + xs[hi] * f
+
+
+def measure(fn, job):
+    warmup_ms, min_reps, min_ms = job["warmup_ms"], job["min_reps"], job["min_ms"]
+    flush = torch.empty(max(job["flush_bytes"], 1), dtype=torch.uint8, device="cuda")
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    t0, chunk, est = time.perf_counter(), 1, 1e-6
+    while True:
+        a.record()
+        for _ in range(chunk):
+            fn()
+        b.record()
+        b.synchronize()
+        est = max(a.elapsed_time(b) / chunk, 1e-6)
+        if (time.perf_counter() - t0) * 1e3 >= warmup_ms:
+            break
+        chunk = int(min(max(math.ceil(5.0 / est), 1), 100000))
+    run, batch = fn, 0
+    if est < 0.020:
+        batch = int(min(max(math.ceil(0.020 / est), 1), 1000))
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(batch):
+                fn()
+        run = g.replay
+        for _ in range(3):
+            run()
+        torch.cuda.synchronize()
+    k = max(batch, 1)
+    reps = int(min(max(min_reps, math.ceil(min_ms / (est * k))), 100000))
+    samples = []
+    for done in range(0, reps, 256):
+        n = min(256, reps - done)
+        evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        for j, (s, e) in enumerate(evs):
+            if job["flush_bytes"] > 0:
+                flush.fill_((done + j) & 0xFF)
+            s.record()
+            run()
+            e.record()
+        torch.cuda.synchronize()
+        samples += [s.elapsed_time(e) * 1000.0 / k for s, e in evs]
+    samples.sort()
+    return {"median_us": percentile(samples, 0.5), "p20_us": percentile(samples, 0.2),
+            "p80_us": percentile(samples, 0.8), "reps": len(samples), "batch": batch}
+
+
+def main():
+    job = json.load(sys.stdin)
+    torch.backends.cuda.matmul.allow_tf32 = False  # f32 means f32, as in kgen
+    torch.backends.cudnn.allow_tf32 = False
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    for task in job["tasks"]:
+        out = {"name": task["name"], "torch": torch.__version__}
+        op = OPS.get(task["kernel"])
+        if op is None:
+            out["skip"] = "no PyTorch program for kernel %s" % task["kernel"]
+        else:
+            try:
+                inputs = [make(s, gen) for s in task["inputs"]]
+                with torch.no_grad():
+                    out.update(measure(op(inputs, task.get("params", {})), job))
+            except Exception as e:  # one task's failure is reported, not fatal
+                out["skip"] = "%s: %s" % (type(e).__name__, e)
+        print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"slices"
 
 	"kgen.dev/kgen/ir"
@@ -239,18 +240,51 @@ func (t matmulTemplate) Space() map[string][]int64 {
 		return map[string][]int64{
 			"BM": {64, 128, 256}, "BN": {64, 128, 256}, "BK": {32, 64},
 			"WARPS_M": {1, 2, 4}, "WARPS_N": {1, 2, 4}, "STAGES": {2, 3, 4, 5},
-			"BLOCKS_PER_SM": {1, 2},
+			"BLOCKS_PER_SM": {1, 2}, "FRAGS": {1, 2},
 		}
 	}
 	return map[string][]int64{"BK": {8, 16}}
 }
 
-func (t matmulTemplate) Default(*Launch) Config {
-	if t.mma {
-		return Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1}
+// Default: for tensor cores, 128 x 128 tiles of 8 warps with
+// double-buffered fragments, or 256 x 128 tiles when the product is known
+// to have enough of them to fill a large GPU twice over (bf16 4096^3 on the
+// H100, 2026-11-23: 284 TFLOP/s with 128 x 128, 330 with 256 x 128; single
+// fragments 224; testsuite/sweep.txt); for CUDA cores, BK = 16 (34.5
+// TFLOP/s on f32 4096^3 against 32.6 with 8).
+func (t matmulTemplate) Default(l *Launch) Config {
+	if !t.mma {
+		return Config{"BK": 16}
 	}
-	return Config{"BK": 8}
+	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
+	if m := MatchMatmul(l.Stmt); m != nil {
+		rows, rok := Simplify(mul(Extent(m.Batch), Extent(m.M))).(*ir.Const)
+		cols, cok := Simplify(Extent(m.N)).(*ir.Const)
+		if rok && cok && (rows.I/256)*(cols.I/128) >= 2*bigGPU {
+			c["BM"], c["WARPS_M"], c["WARPS_N"] = 256, 4, 2
+		}
+	}
+	return c
 }
+
+// Check holds the mma tile's own constraint: the block's threads stage
+// the A and B tiles in whole 16-byte chunks each. (Warp sub-tiles are
+// whole 16 x 16 fragment pairs for every value in the space.)
+func (t matmulTemplate) Check(l *Launch) error {
+	if !t.mma {
+		return nil
+	}
+	c := l.Config
+	threads := 32 * c["WARPS_M"] * c["WARPS_N"]
+	if (c["BM"]*c["BK"]/8)%threads != 0 || (c["BN"]*c["BK"]/8)%threads != 0 {
+		return fmt.Errorf("the %d threads must split BM x BK and BN x BK into whole 8-element chunks", threads)
+	}
+	return nil
+}
+
+// bigGPU is the multiprocessor count the defaults plan for (the H100 SXM
+// has 132).
+const bigGPU = 132
 
 // SimtTile is the simt template's fixed output tile (BM = BN), computed
 // by SimtThreads threads of 8 x 8 outputs each.

@@ -173,10 +173,45 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 	return p, nil
 }
 
+// Limits are the target's bounds on a launch, which every configuration
+// must respect.
+type Limits struct {
+	MaxThreads   int64 // threads per block
+	MaxSmem      int64 // dynamic shared memory per block, bytes
+	ThreadsPerSM int64
+	SmemPerSM    int64
+}
+
+// constrained is a template with constraints of its own between its
+// parameters, beyond the target's limits.
+type constrained interface {
+	Check(l *Launch) error
+}
+
+// Check reports why l's configuration cannot run within lim, or nil.
+func (l *Launch) Check(lim Limits) error {
+	if t, ok := l.Template.(constrained); ok {
+		if err := t.Check(l); err != nil {
+			return fmt.Errorf("%s: %v (template %s, %s)", l.Name, err, l.Template.Name(), l.Config)
+		}
+	}
+	g := l.Grid()
+	per := max(g.MinBlocks, 1)
+	switch {
+	case g.Threads > lim.MaxThreads:
+		return fmt.Errorf("%s: %d threads a block; the target allows %d (%s)", l.Name, g.Threads, lim.MaxThreads, l.Config)
+	case g.Smem > lim.MaxSmem:
+		return fmt.Errorf("%s: %d bytes of shared memory a block; the target allows %d (%s)", l.Name, g.Smem, lim.MaxSmem, l.Config)
+	case per*g.Threads > lim.ThreadsPerSM || per*g.Smem > lim.SmemPerSM:
+		return fmt.Errorf("%s: %d blocks of %d threads and %d bytes of shared memory do not fit on one multiprocessor (%s)", l.Name, per, g.Threads, g.Smem, l.Config)
+	}
+	return nil
+}
+
 // Override sets the parameters in c on every launch of p whose template
-// declares all of them, checking each value against the template's
-// space. It reports whether any launch took c.
-func Override(p *Plan, c Config) (bool, error) {
+// declares all of them, checking each value against the template's space
+// and the configuration against lim. It reports whether any launch took c.
+func Override(p *Plan, c Config, lim Limits) (bool, error) {
 	took := false
 	for _, l := range p.Launches {
 		space := l.Template.Space()
@@ -194,6 +229,9 @@ func Override(p *Plan, c Config) (bool, error) {
 				return false, fmt.Errorf("%s: %s=%d is not in template %s's space %v", l.Name, k, c[k], l.Template.Name(), space[k])
 			}
 			l.Config[k] = c[k]
+		}
+		if err := l.Check(lim); err != nil {
+			return false, err
 		}
 		took = true
 	}

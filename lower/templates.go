@@ -37,7 +37,7 @@ var templates = []Template{
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
 	rowReduce{},
-	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }},
+	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},
 	generic,
 }
 
@@ -58,22 +58,38 @@ func Points(s *ir.Stmt) ir.Expr {
 // takes UNROLL points a block apart per step, so that their loads are in
 // flight together. As "generic" it is the fallback that makes every spec
 // run; as "elementwise" it is the template of statements without
-// reductions.
+// reductions, and takes VEC consecutive points at a time with vector loads
+// and stores where sizes and alignment allow.
 type pointwise struct {
 	name    string
 	accepts func(*ir.Stmt) bool
+	vector  bool
 }
 
 func (t pointwise) Name() string            { return t.name }
 func (t pointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
 func (t pointwise) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}}
+	s := map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}}
+	if t.vector {
+		s["VEC"] = []int64{1, 2, 4, 8}
+	}
+	return s
 }
-func (t pointwise) Default(*Launch) Config { return Config{"THREADS": 256, "UNROLL": 4} }
+
+// Default takes 16 bytes of output per vector (at most 8 points), and
+// with vectors, two of them per thread and step.
+func (t pointwise) Default(l *Launch) Config {
+	if !t.vector || len(l.Stmt.Index) == 0 {
+		return Config{"THREADS": 256, "UNROLL": 4}
+	}
+	vec := min(max(16/int64(l.Stmt.Target.DType.Size()), 1), 8)
+	return Config{"THREADS": 256, "UNROLL": 2, "VEC": vec}
+}
 
 func (t pointwise) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
-	return Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), threads*l.Config["UNROLL"])), Threads: threads}
+	per := threads * l.Config["UNROLL"] * max(l.Config["VEC"], 1)
+	return Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), per)), Threads: threads}
 }
 
 // capBlocks is min(blocks, MaxBlocks), simplified.

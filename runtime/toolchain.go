@@ -187,7 +187,14 @@ func (n *NVCC) SupportsTarget(t Target) error {
 	}
 	n.archOnce.Do(n.listArchs)
 	if n.archErr == nil {
-		if n.archs["compute_"+strings.TrimPrefix(t.Arch, "sm_")] {
+		arch := strings.TrimPrefix(t.Arch, "sm_")
+		if n.archs["compute_"+arch] {
+			return nil
+		}
+		// --list-gpu-arch names only the base architectures (nvcc 13 lists
+		// compute_90, not compute_90a): an arch-specific variant is there
+		// when its base is and nvcc is new enough for it.
+		if base, ok := strings.CutSuffix(arch, "a"); ok && n.archs["compute_"+base] && n.AtLeast(f.MinNVCC[0], f.MinNVCC[1]) {
 			return nil
 		}
 		return fmt.Errorf("nvcc %s (%s) cannot compile for %s (%s needs nvcc %d.%d or newer; `nvcc --list-gpu-arch` lists %s)",

@@ -226,8 +226,11 @@ func TestSupportsTarget(t *testing.T) {
 	}{
 		{"11.8 (real list)", "11.8.89", "cat " + listFile, map[string]bool{"sm_80": true, "sm_90": true, "sm_90a": false}},
 		{"12.4", "12.4.131", "echo compute_80 compute_90 compute_90a", map[string]bool{"sm_80": true, "sm_90": true, "sm_90a": true}},
-		// nvcc's list wins over the version table.
-		{"12.6 listing no compute_90a", "12.6.20", "echo compute_80 compute_90", map[string]bool{"sm_80": true, "sm_90": true, "sm_90a": false}},
+		// nvcc's list wins over the version table for base architectures.
+		{"12.6 listing no compute_80", "12.6.20", "echo compute_90", map[string]bool{"sm_80": false, "sm_90": true}},
+		// nvcc 13.0 lists no arch-specific variants (seen on the H100
+		// machine): sm_90a is there with compute_90 and a new enough nvcc.
+		{"13.0 listing base archs only", "13.0.88", "echo compute_80 compute_90 compute_100", map[string]bool{"sm_80": true, "sm_90": true, "sm_90a": true}},
 		// nvcc before 11 has no --list-gpu-arch: the version decides.
 		{"10.2 without the flag", "10.2.89", "echo 'nvcc fatal   : Unknown option' >&2; exit 1", map[string]bool{"sm_80": false, "sm_90": false, "sm_90a": false}},
 		{"11.4 without the flag", "11.4.48", "exit 1", map[string]bool{"sm_80": true, "sm_90": false, "sm_90a": false}},

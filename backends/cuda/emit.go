@@ -200,21 +200,167 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 }
 
 // pointwise computes output points in a grid-stride loop, UNROLL points a
-// block apart per thread and step.
+// block apart per thread and step. With VEC > 1 (elementwise only), a
+// thread takes VEC consecutive points of the output's last dimension at a
+// time: it stores them with one vector store and reads every input that
+// the statement reads at [..., last index] with one vector load, when the
+// sizes and pointers allow it at run time (vectorOK); otherwise the scalar
+// loop runs.
 func (e *emitter) pointwise(l *lower.Launch) {
 	s := l.Stmt
 	u := max(l.Config["UNROLL"], 1)
 	e.printf("  const int64_t kg_points = %s;\n", e.expr(lower.Points(s)))
-	e.printf("  for (int64_t kg_p0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_p0 < kg_points; kg_p0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
-	e.printf("    #pragma unroll\n")
-	e.printf("    for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
-	e.printf("      const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n")
-	e.printf("      if (kg_p < kg_points) {\n")
-	e.decompose("        ", "kg_p", "kg_rest", s.Index)
-	e.store("        ", s)
+	vec := l.Config["VEC"]
+	indent := "  "
+	if vec > 1 && len(s.Index) > 0 {
+		loads := vectorLoads(s)
+		e.printf("  if (%s) {\n", e.vectorOK(s, loads, vec))
+		e.vectorLoop(s, loads, vec, u)
+		e.printf("  } else {\n")
+		indent = "    "
+	}
+	e.printf("%sfor (int64_t kg_p0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_p0 < kg_points; kg_p0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", indent, u, u)
+	e.printf("%s  #pragma unroll\n", indent)
+	e.printf("%s  for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", indent, u)
+	e.printf("%s    const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n", indent)
+	e.printf("%s    if (kg_p < kg_points) {\n", indent)
+	e.decompose(indent+"      ", "kg_p", "kg_rest", s.Index)
+	e.store(indent+"      ", s)
+	e.printf("%s    }\n", indent)
+	e.printf("%s  }\n", indent)
+	e.printf("%s}\n", indent)
+	if indent != "  " {
+		e.printf("  }\n")
+	}
+}
+
+// vectorLoads lists the loads of s that read an input at the statement's
+// last index in their last dimension, that index appearing nowhere else in
+// them: for VEC consecutive points they read VEC consecutive elements.
+// Loads of the same element appear once.
+func vectorLoads(s *ir.Stmt) []*ir.Load {
+	last := s.Index[len(s.Index)-1]
+	var out []*ir.Load
+	ir.Walk(s.Value, func(x ir.Expr) bool {
+		ld, ok := x.(*ir.Load)
+		if !ok || ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 {
+			return true
+		}
+		ref, ok := ld.Index[len(ld.Index)-1].(*ir.IndexRef)
+		if !ok || ref.Index != last {
+			return true
+		}
+		for _, ix := range ld.Index[:len(ld.Index)-1] {
+			if mentions(ix, last) {
+				return true
+			}
+		}
+		if !slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
+			out = append(out, ld)
+		}
+		return true
+	})
+	return out
+}
+
+// mentions reports whether x refers to index ix.
+func mentions(x ir.Expr, ix *ir.Index) bool {
+	found := false
+	ir.Walk(x, func(y ir.Expr) bool {
+		if r, ok := y.(*ir.IndexRef); ok && r.Index == ix {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// sameLoad reports whether a and b read the same element.
+func sameLoad(a, b *ir.Load) bool {
+	if a.Tensor != b.Tensor || len(a.Index) != len(b.Index) {
+		return false
+	}
+	for i := range a.Index {
+		if ir.Format(a.Index[i]) != ir.Format(b.Index[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// vectorOK is the run-time condition of the vector loop: groups of vec
+// points do not straddle rows and start at a multiple of vec, and every
+// vector-accessed tensor has aligned rows and an aligned base pointer.
+func (e *emitter) vectorOK(s *ir.Stmt, loads []*ir.Load, vec int64) string {
+	last := s.Index[len(s.Index)-1]
+	conds := []string{
+		fmt.Sprintf("%s %% %d == 0", e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: last.Hi, Y: last.Lo})), vec),
+		fmt.Sprintf("%s %% %d == 0", e.paren(last.Lo), vec),
+	}
+	tensors := []*ir.Tensor{s.Target}
+	for _, ld := range loads {
+		if !slices.Contains(tensors, ld.Tensor) {
+			tensors = append(tensors, ld.Tensor)
+		}
+	}
+	for _, t := range tensors {
+		conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% %d == 0", name(t.Name), vec*int64(t.DType.Size())))
+		if row := fmt.Sprintf("%s %% %d == 0", e.paren(t.Shape[len(t.Shape)-1]), vec); !slices.Contains(conds, row) {
+			conds = append(conds, row)
+		}
+	}
+	return strings.Join(conds, " && ")
+}
+
+// vectorLoop is the vector half of pointwise: groups of vec points.
+func (e *emitter) vectorLoop(s *ir.Stmt, loads []*ir.Load, vec, u int64) {
+	last := s.Index[len(s.Index)-1]
+	out := cType(s.Target.DType)
+	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
+	e.printf("    for (int64_t kg_g0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_g0 < kg_groups; kg_g0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
+	e.printf("      #pragma unroll\n")
+	e.printf("      for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
+	e.printf("        const int64_t kg_g = kg_g0 + (int64_t)kg_u * blockDim.x;\n")
+	e.printf("        if (kg_g < kg_groups) {\n")
+	e.printf("          const int64_t kg_p = kg_g * %d;\n", vec)
+	e.decompose("          ", "kg_p", "kg_rest", s.Index)
+	if e.loads == nil {
+		e.loads = map[*ir.Load]string{}
+	}
+	for i, ld := range loads {
+		t := cType(ld.Tensor.DType)
+		v := fmt.Sprintf("kg_vx%d", i)
+		e.printf("          const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + %s);\n", t, vec, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
+				e.loads[other] = v + ".v[kg_v]"
+			}
+			return true
+		})
+	}
+	var refs []ir.Expr
+	for _, ix := range s.Index {
+		refs = append(refs, &ir.IndexRef{Index: ix})
+	}
+	e.printf("          KgVec<%s, %d> kg_vy;\n", out, vec)
+	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
+	e.printf("          #pragma unroll\n")
+	e.printf("          for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", vec)
+	e.printf("            const int64_t %s = kg_first + kg_v;\n", name(last.Name))
+	e.printf("            kg_vy.v[kg_v] = %s;\n", e.expr(s.Value))
+	e.printf("          }\n")
+	e.printf("          *(KgVec<%s, %d>*)(%s + %s) = kg_vy;\n", out, vec, name(s.Target.Name), e.linear(refs, s.Target.Shape))
+	e.printf("        }\n")
 	e.printf("      }\n")
 	e.printf("    }\n")
-	e.printf("  }\n")
+	for _, ld := range loads {
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
+				delete(e.loads, other)
+			}
+			return true
+		})
+	}
 }
 
 // rowAt reports whether load x reads the current row: its leading indices

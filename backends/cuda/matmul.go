@@ -35,7 +35,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.printf("  const int64_t kg_tiles = %s * kg_tm * kg_tn;\n", e.paren(lower.Extent(m.Batch)))
 	ak, bk := m.AKMajor, m.BKMajor
 	if m.TensorCores {
-		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], ak, bk)
+		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
 		// cp.async moves 16-byte chunks: every operand row and batch
 		// offset must start 16-byte aligned, and each contiguous extent

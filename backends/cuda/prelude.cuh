@@ -92,6 +92,14 @@ __device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
   return smem[0];
 }
 
+// KgVec is N consecutive elements moved as one access: the elementwise
+// template's vector loads and stores (16 bytes per instruction at most;
+// wider ones split).
+template <class T, int N>
+struct alignas(sizeof(T) * N) KgVec {
+  T v[N];
+};
+
 // ---- Matrix products (templates matmul-mma and matmul-simt) ----
 //
 // Both compute one BM x BN output tile of C = A B with C's rows from A and
@@ -174,8 +182,10 @@ __device__ __forceinline__ void kg_mma16816(__half, float* c, const unsigned* a,
 // each operand's rows start 16-byte aligned and its contiguous extent is a
 // multiple of 8. Otherwise plain predicated loads fill the same ring.
 // Shared rows are padded by 8 elements, so that ldmatrix's eight 16-byte
-// row reads fall on distinct banks.
-template <class T, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool AK, bool BKM>
+// row reads fall on distinct banks. FRAGS is 1 to load each k-step's
+// fragments just before its mma, 2 to double-buffer them across steps and
+// stages (more registers, no wait for ldmatrix at a stage's start).
+template <class T, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int FRAGS, bool AK, bool BKM>
 struct KgMma {
   static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
   static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;
@@ -222,6 +232,33 @@ struct KgMma {
     }
   }
 
+  // frags loads the warp's A and B fragments of k-step kk (a multiple of
+  // 16) from the stage at a and b.
+  static __device__ __forceinline__ void frags(unsigned (&af)[MT][4], unsigned (&bf)[NT][2], const T* a, const T* b,
+                                               int kk, int wm, int wn, int lane) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const int m = wm * WTM + i * 16;
+      if (AK)
+        kg_ldmatrix_x4(af[i], a + (m + lane % 16) * AP + kk + lane / 16 * 8);
+      else
+        kg_ldmatrix_x4_trans(af[i], a + (kk + lane % 8 + lane / 16 * 8) * AP + m + lane / 8 % 2 * 8);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+      const int n = wn * WTN + j * 8;
+      unsigned r[4];
+      if (BKM)
+        kg_ldmatrix_x4(r, b + (n + lane % 8 + lane / 16 * 8) * BP + kk + lane / 8 % 2 * 8);
+      else
+        kg_ldmatrix_x4_trans(r, b + (kk + lane % 8 + lane / 8 % 2 * 8) * BP + n + lane / 16 * 8);
+      bf[j][0] = r[0];
+      bf[j][1] = r[1];
+      bf[j + 1][0] = r[2];
+      bf[j + 1][1] = r[3];
+    }
+  }
+
   template <bool VEC>
   static __device__ __forceinline__ void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
                                              int64_t K, int64_t m0, int64_t n0, float* acc, unsigned char* smem) {
@@ -248,45 +285,57 @@ struct KgMma {
       if (s < KT) stage(s, s);
       kg_cp_async_commit();
     }
-    // The ring: tile kt is in stage rd; tile kt + STAGES - 1 goes to wr.
-    int rd = 0, wr = STAGES - 1;
-    for (int kt = 0; kt < KT; ++kt) {
-      kg_cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's part)
-      __syncthreads();                 // everyone's part; stage wr (tile kt - 1) is free
-      if (kt + STAGES - 1 < KT) stage(wr, kt + STAGES - 1);
-      kg_cp_async_commit();
-      wr = wr + 1 == STAGES ? 0 : wr + 1;
-      const T* a = sA + rd * ASZ;
-      const T* b = sB + rd * BSZ;
-      rd = rd + 1 == STAGES ? 0 : rd + 1;
-#pragma unroll
-      for (int kk = 0; kk < BK; kk += 16) {
+    if (FRAGS == 1) {
+      // The ring: tile kt is in stage rd; tile kt + STAGES - 1 goes to wr.
+      int rd = 0, wr = STAGES - 1;
+      for (int kt = 0; kt < KT; ++kt) {
+        kg_cp_async_wait<STAGES - 2>();  // tile kt has landed (this thread's part)
+        __syncthreads();                 // everyone's part; stage wr (tile kt - 1) is free
+        if (kt + STAGES - 1 < KT) stage(wr, kt + STAGES - 1);
+        kg_cp_async_commit();
+        wr = wr + 1 == STAGES ? 0 : wr + 1;
         unsigned af[MT][4], bf[NT][2];
 #pragma unroll
-        for (int i = 0; i < MT; ++i) {
-          const int m = wm * WTM + i * 16;
-          if (AK)
-            kg_ldmatrix_x4(af[i], a + (m + lane % 16) * AP + kk + lane / 16 * 8);
-          else
-            kg_ldmatrix_x4_trans(af[i], a + (kk + lane % 8 + lane / 16 * 8) * AP + m + lane / 8 % 2 * 8);
+        for (int kk = 0; kk < BK; kk += 16) {
+          frags(af, bf, sA + rd * ASZ, sB + rd * BSZ, kk, wm, wn, lane);
+#pragma unroll
+          for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j) kg_mma16816(T(), acc + (i * NT + j) * 4, af[i], bf[j]);
         }
-#pragma unroll
-        for (int j = 0; j < NT; j += 2) {
-          const int n = wn * WTN + j * 8;
-          unsigned r[4];
-          if (BKM)
-            kg_ldmatrix_x4(r, b + (n + lane % 8 + lane / 16 * 8) * BP + kk + lane / 8 % 2 * 8);
-          else
-            kg_ldmatrix_x4_trans(r, b + (kk + lane % 8 + lane / 8 % 2 * 8) * BP + n + lane / 16 * 8);
-          bf[j][0] = r[0];
-          bf[j][1] = r[1];
-          bf[j + 1][0] = r[2];
-          bf[j + 1][1] = r[3];
+        rd = rd + 1 == STAGES ? 0 : rd + 1;
+      }
+    } else {
+      kg_cp_async_wait<STAGES - 2>();
+      __syncthreads();
+      // The ring: tile kt is read from stage rd while tile kt + STAGES - 1
+      // goes to stage wr, which held tile kt - 1. Fragments are double
+      // buffered: step kk's mma runs while step kk + 1's fragments load, and
+      // the last step's loads read the next tile's stage, made ready by the
+      // barrier one step earlier (which also frees stage wr: every warp has
+      // its last fragments of tile kt - 1 in registers by then).
+      constexpr int KK = BK / 16;
+      static_assert(KK >= 2, "the pipeline needs BK >= 32");
+      int rd = 0, wr = STAGES - 1;
+      unsigned af[2][MT][4], bf[2][NT][2];
+      frags(af[0], bf[0], sA, sB, 0, wm, wn, lane);
+      for (int kt = 0; kt < KT; ++kt) {
+  #pragma unroll
+        for (int kk = 0; kk < KK; ++kk) {
+          frags(af[(kk + 1) % 2], bf[(kk + 1) % 2], sA + rd * ASZ, sB + rd * BSZ, (kk + 1) % KK * 16, wm, wn, lane);
+          if (kk == 0 && kt + STAGES - 1 < KT) stage(wr, kt + STAGES - 1);
+  #pragma unroll
+          for (int i = 0; i < MT; ++i)
+  #pragma unroll
+            for (int j = 0; j < NT; ++j) kg_mma16816(T(), acc + (i * NT + j) * 4, af[kk % 2][i], bf[kk % 2][j]);
+          if (kk == KK - 2) {
+            kg_cp_async_commit();
+            kg_cp_async_wait<STAGES - 2>();  // tile kt + 1 has landed (this thread's part)
+            __syncthreads();                 // everyone's part, and everyone is done with tile kt - 1
+            rd = rd + 1 == STAGES ? 0 : rd + 1;
+            wr = wr + 1 == STAGES ? 0 : wr + 1;
+          }
         }
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int j = 0; j < NT; ++j) kg_mma16816(T(), acc + (i * NT + j) * 4, af[i], bf[j]);
       }
     }
     kg_cp_async_wait<0>();

@@ -67,7 +67,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 // rowCache decides whether the launch keeps rows of its inputs in
 // registers, and if so loads them: when every loop over the row (each
 // reduction, and the output's columns) runs over one index of the same
-// constant extent n, at most 16 elements a thread, each input read as
+// constant extent n, at most 32 elements a thread, each input read as
 // X[row..., i] by such a loop is loaded once, element i = threadIdx.x +
 // j * THREADS into kg_c_X[j], and every pass reads the registers: a
 // softmax or layernorm reads its row from memory once, with all of a
@@ -102,7 +102,7 @@ func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) {
 		}
 		loops = append(loops, final.Index[l.RowDims])
 	}
-	if n < 0 || (n+threads-1)/threads > 16 {
+	if n < 0 || (n+threads-1)/threads > 32 {
 		return // no loop of constant length, or too much to hold
 	}
 	j := (n + threads - 1) / threads

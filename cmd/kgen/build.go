@@ -127,7 +127,7 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 				return err
 			}
 			if b.config != nil {
-				if _, err := lower.Override(p, b.config); err != nil {
+				if _, err := lower.Override(p, b.config, limits(b.target)); err != nil {
 					return err
 				}
 			}
@@ -225,4 +225,13 @@ func (u *unit) spanOf(symbol string) diag.Span {
 		}
 	}
 	return diag.Span{}
+}
+
+// limits are the target's bounds on a launch's configuration.
+func limits(t kgrt.Target) lower.Limits {
+	f := t.Facts()
+	return lower.Limits{
+		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
+		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
+	}
 }

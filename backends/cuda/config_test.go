@@ -1,0 +1,64 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/lower"
+)
+
+// sm80 are the sm_80 limits (the smallest of kgen's CUDA targets), written
+// out from NVIDIA's tables rather than read from runtime's.
+var sm80 = lower.Limits{MaxThreads: 1024, MaxSmem: 163 << 10, ThreadsPerSM: 2048, SmemPerSM: 164 << 10}
+
+// TestDefaultsFit: every launch of every example, kernel or instance, runs
+// its heuristic default within sm_80's limits and its template's own
+// constraints.
+func TestDefaultsFit(t *testing.T) {
+	paths, _ := filepath.Glob("../../examples/*.kg")
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plansOf(t, path, string(text)) {
+			for _, l := range p.Launches {
+				if err := l.Check(sm80); err != nil {
+					t.Errorf("%s: default does not fit: %v", path, err)
+				}
+			}
+		}
+	}
+}
+
+// TestOverrideChecks: --config values outside a template's space, or that
+// break its constraints or the target's limits, are refused with a reason.
+func TestOverrideChecks(t *testing.T) {
+	const src = `kernel mm<M, N, K>(A: bf16[M, K], B: bf16[K, N]) -> (C: bf16[M, N]) @acc(f32) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+`
+	cases := []struct {
+		config lower.Config
+		want   string // in the error; "" for none
+	}{
+		{lower.Config{"BM": 256, "BN": 128, "WARPS_M": 4, "WARPS_N": 2}, ""},
+		{lower.Config{"BM": 96}, "not in template matmul-mma's space"},
+		{lower.Config{"BM": 64, "BN": 64, "WARPS_M": 4, "WARPS_N": 4}, "whole 8-element chunks"},
+		{lower.Config{"BM": 64, "BN": 64, "WARPS_M": 1, "WARPS_N": 1}, ""},
+		{lower.Config{"BM": 256, "BN": 256, "BK": 64, "STAGES": 5}, "bytes of shared memory a block"},
+		{lower.Config{"BM": 128, "BN": 128, "BK": 64, "STAGES": 4, "BLOCKS_PER_SM": 2}, "do not fit on one multiprocessor"},
+	}
+	for _, c := range cases {
+		p := plansOf(t, "mm.kg", src)[0]
+		_, err := lower.Override(p, c.config, sm80)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.config, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
+		}
+	}
+}

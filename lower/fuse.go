@@ -245,15 +245,74 @@ type rowReduce struct{}
 func (rowReduce) Name() string            { return "row-reduce" }
 func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}}
+}
+
+// MaxCached is the most row elements a thread keeps in registers.
+const MaxCached = 32
+
+// RowCache tells whether a row-reduce launch keeps its rows in registers:
+// when every loop over the row (each top-level reduction of the group, and
+// the output's columns) runs over one index of the same constant extent n,
+// at most MaxCached elements a thread. It returns n and those loops'
+// indices. The inputs read at [row..., i] by such a loop are then loaded
+// once a row (see the CUDA backend's rowCache).
+func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
+	n = -1
+	same := func(ix []*ir.Index) bool {
+		if len(ix) != 1 {
+			return false
+		}
+		c, ok := Simplify(&ir.Binary{Op: ir.Sub, X: ix[0].Hi, Y: ix[0].Lo}).(*ir.Const)
+		if !ok || (n >= 0 && c.I != n) {
+			return false
+		}
+		n = c.I
+		return true
+	}
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		for _, r := range topReductions(s.Value) {
+			if !same(r.Axes) {
+				return 0, nil, false
+			}
+			loops = append(loops, r.Axes[0])
+		}
+	}
+	if len(l.Stmt.Index) > l.RowDims {
+		if !same(l.Stmt.Index[l.RowDims:]) {
+			return 0, nil, false
+		}
+		loops = append(loops, l.Stmt.Index[l.RowDims])
+	}
+	threads := l.Config["THREADS"]
+	if n < 0 || (n+threads-1)/threads > MaxCached {
+		return 0, nil, false
+	}
+	return n, loops, true
+}
+
+// prefetching reports whether l loads each row's successor while it
+// computes the row (PREFETCH, with the rows cached). Its blocks then stay
+// resident and take many rows each, so that loads and arithmetic overlap
+// within a block rather than only across blocks.
+func prefetching(l *Launch) bool {
+	if l.Config["PREFETCH"] != 1 {
+		return false
+	}
+	_, _, ok := RowCache(l)
+	return ok
 }
 
 // Default gives a row about 8 elements per thread, from 128 threads (rows
 // up to 1024) to 1024 (rows of 8192 and more), so that few long rows still
-// keep many loads in flight; 256 when the row length is unknown. Measured
-// on the H100 (2026-11-23, testsuite/sweep.txt): rmsnorm of 4096 x 4096
-// f32 at 52% of copy bandwidth with 128 threads, 82% with 512; softmax of
-// 4096 x 16384 f32 at 37%, 55% and 71% with 256, 512 and 1024.
+// keep many loads in flight; 256 when the row length is unknown. Blocks of
+// 512 threads or more prefetch the next row. Measured on the H100
+// (2026-11-23, testsuite/results/2026-11-23-h100-sweep*.txt), as fractions
+// of copy bandwidth: rmsnorm of 4096 x 4096 f32 52% with 128 threads, 82%
+// with 512, 85% prefetching; softmax of 4096 x 16384 f32 37%, 55% and 71%
+// with 256, 512 and 1024 threads, 91% with 1024 prefetching; layernorm of
+// 8192 x 4096 f32 91% with 512 threads, 88% prefetching, but 74% with 256
+// prefetching (more blocks than fit at once with doubled registers).
 func (rowReduce) Default(l *Launch) Config {
 	n := int64(-1)
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
@@ -267,17 +326,30 @@ func (rowReduce) Default(l *Launch) Config {
 		n = max(n, c.I)
 	}
 	if n < 0 {
-		return Config{"THREADS": 256}
+		return Config{"THREADS": 256, "PREFETCH": 1}
 	}
 	t := int64(128)
 	for t < 1024 && t*8 < n {
 		t *= 2
 	}
-	return Config{"THREADS": t}
+	prefetch := int64(0)
+	if t >= 512 {
+		prefetch = 1
+	}
+	return Config{"THREADS": t, "PREFETCH": prefetch}
 }
 
+// Grid is a block per row, or with prefetching, about as many blocks as
+// the GPU holds at once with the doubled registers: half of 2048 threads
+// a multiprocessor, at least one block, on bigGPU multiprocessors.
 func (rowReduce) Grid(l *Launch) Grid {
-	return Grid{Blocks: capBlocks(Rows(l)), Threads: l.Config["THREADS"]}
+	threads := l.Config["THREADS"]
+	if prefetching(l) {
+		b, _ := ir.LookupBuiltin("min")
+		resident := bigGPU * max(1, 1024/threads)
+		return Grid{Blocks: Simplify(&ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Rows(l), ir.IntConst(resident)}}), Threads: threads}
+	}
+	return Grid{Blocks: capBlocks(Rows(l)), Threads: threads}
 }
 
 // Rows is the number of rows of a row-reduce launch.

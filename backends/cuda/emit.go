@@ -50,6 +50,7 @@ type emitter struct {
 	// being emitted, and cacheN, cacheJ and cacheThreads the row length,
 	// registers per thread and block size.
 	cache                        map[*ir.Tensor]string
+	cached                       []*ir.Tensor // cache's keys, in order
 	loop                         *ir.Index
 	cacheN, cacheJ, cacheThreads int64
 	rowIndex                     []*ir.Index

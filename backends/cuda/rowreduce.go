@@ -36,9 +36,36 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("  __shared__ %s kg_smem_%s[32];\n", cType(t), t)
 	}
 	e.printf("  const int64_t kg_rows = %s;\n", e.expr(lower.Rows(l)))
+	rows := final.Index[:l.RowDims]
+	cached := e.rowCache(l, stmts)
+	prefetch := cached && l.Config["PREFETCH"] == 1
+	if prefetch {
+		// The first row goes to kg_n_*; each step takes it over and
+		// loads its successor there while it computes.
+		e.declareRows("  ", "kg_n_")
+		e.printf("  if ((int64_t)blockIdx.x < kg_rows) {\n")
+		e.printf("    const int64_t kg_row = blockIdx.x;\n")
+		e.decompose("    ", "kg_row", "kg_rrest", rows)
+		e.loadRows("    ", "kg_n_")
+		e.printf("  }\n")
+	}
 	e.printf("  for (int64_t kg_row = blockIdx.x; kg_row < kg_rows; kg_row += gridDim.x) {\n")
-	e.decompose("    ", "kg_row", "kg_rrest", final.Index[:l.RowDims])
-	e.rowCache(l, stmts)
+	e.decompose("    ", "kg_row", "kg_rrest", rows)
+	if prefetch {
+		e.declareRows("    ", "kg_c_")
+		for _, t := range e.cached {
+			e.printf("    #pragma unroll\n")
+			e.printf("    for (int kg_j = 0; kg_j < %d; ++kg_j) kg_c_%s[kg_j] = kg_n_%s[kg_j];\n", e.cacheJ, t.Name, t.Name)
+		}
+		e.printf("    if (kg_row + gridDim.x < kg_rows) {\n")
+		e.printf("      const int64_t kg_next = kg_row + gridDim.x;\n")
+		e.decompose("      ", "kg_next", "kg_rrest", rows)
+		e.loadRows("      ", "kg_n_")
+		e.printf("    }\n")
+	} else if cached {
+		e.declareRows("    ", "kg_c_")
+		e.loadRows("    ", "kg_c_")
+	}
 	for _, s := range stmts[:len(stmts)-1] {
 		reg := "kg_v_" + s.Target.Name
 		e.printf("    %s %s;\n", cType(s.Target.DType), reg)
@@ -61,79 +88,64 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    }\n")
 	}
 	e.printf("  }\n")
-	e.regs, e.reduced, e.cache = nil, nil, nil
+	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
 }
 
 // rowCache decides whether the launch keeps rows of its inputs in
-// registers, and if so loads them: when every loop over the row (each
-// reduction, and the output's columns) runs over one index of the same
-// constant extent n, at most 32 elements a thread, each input read as
-// X[row..., i] by such a loop is loaded once, element i = threadIdx.x +
-// j * THREADS into kg_c_X[j], and every pass reads the registers: a
-// softmax or layernorm reads its row from memory once, with all of a
-// thread's loads in flight together.
-func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) {
+// registers (lower.RowCache), and if so which: each input read as
+// X[row..., i] by one of the row's loops is loaded once a row, element i =
+// threadIdx.x + j * THREADS into kg_c_X[j], and every pass reads the
+// registers: a softmax or layernorm reads its row from memory once, with
+// all of a thread's loads in flight together.
+func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) bool {
+	n, loops, ok := lower.RowCache(l)
+	if !ok {
+		return false
+	}
 	threads := l.Config["THREADS"]
-	n := int64(-1)
-	same := func(ix []*ir.Index) bool {
-		if len(ix) != 1 {
-			return false
-		}
-		c, ok := lower.Simplify(&ir.Binary{Op: ir.Sub, X: ix[0].Hi, Y: ix[0].Lo}).(*ir.Const)
-		if !ok || (n >= 0 && c.I != n) {
-			return false
-		}
-		n = c.I
-		return true
-	}
-	var loops []*ir.Index
-	for _, s := range stmts {
-		for _, r := range topReductions(s.Value) {
-			if !same(r.Axes) {
-				return
-			}
-			loops = append(loops, r.Axes[0])
-		}
-	}
-	final := l.Stmt
-	if len(final.Index) > l.RowDims {
-		if !same(final.Index[l.RowDims:]) {
-			return
-		}
-		loops = append(loops, final.Index[l.RowDims])
-	}
-	if n < 0 || (n+threads-1)/threads > 32 {
-		return // no loop of constant length, or too much to hold
-	}
-	j := (n + threads - 1) / threads
 	e.cache = map[*ir.Tensor]string{}
-	e.rowIndex = final.Index[:l.RowDims]
-	e.cacheN, e.cacheJ, e.cacheThreads = n, j, threads
+	e.cached = nil
+	e.rowIndex = l.Stmt.Index[:l.RowDims]
+	e.cacheN, e.cacheJ, e.cacheThreads = n, (n+threads-1)/threads, threads
 	for _, s := range stmts {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			ld, ok := x.(*ir.Load)
-			if !ok || ld.Tensor.Kind != ir.Input || e.cache[ld.Tensor] != "" || !e.rowLoad(ld, l, loops) {
-				return true
+			if ok && ld.Tensor.Kind == ir.Input && e.cache[ld.Tensor] == "" && e.rowLoad(ld, l, loops) {
+				e.cache[ld.Tensor] = "kg_c_" + ld.Tensor.Name
+				e.cached = append(e.cached, ld.Tensor)
 			}
-			reg := "kg_c_" + ld.Tensor.Name
-			e.cache[ld.Tensor] = reg
-			var idx []ir.Expr
-			for d := range l.RowDims {
-				idx = append(idx, &ir.IndexRef{Index: final.Index[d]})
-			}
-			idx = append(idx, ir.IntConst(0))
-			t := cType(ld.Tensor.DType)
-			e.printf("    %s %s[%d];\n", t, reg, j)
-			e.printf("    {\n")
-			e.printf("      const %s* kg_rp = %s + %s;\n", t, name(ld.Tensor.Name), e.linear(idx, ld.Tensor.Shape))
-			e.printf("      #pragma unroll\n")
-			e.printf("      for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", j)
-			e.printf("        const int64_t kg_i = threadIdx.x + (int64_t)kg_j * %d;\n", threads)
-			e.printf("        %s[kg_j] = kg_i < %dL ? kg_rp[kg_i] : kg_zero<%s>();\n", reg, n, t)
-			e.printf("      }\n")
-			e.printf("    }\n")
 			return true
 		})
+	}
+	return len(e.cached) > 0
+}
+
+// declareRows declares a register array per cached input, named prefix +
+// the input's name.
+func (e *emitter) declareRows(indent, prefix string) {
+	for _, t := range e.cached {
+		e.printf("%s%s %s%s[%d];\n", indent, cType(t.DType), prefix, t.Name, e.cacheJ)
+	}
+}
+
+// loadRows loads the current row (the row variables in scope) of every
+// cached input into its array named prefix + the input's name.
+func (e *emitter) loadRows(indent, prefix string) {
+	var idx []ir.Expr
+	for _, ix := range e.rowIndex {
+		idx = append(idx, &ir.IndexRef{Index: ix})
+	}
+	idx = append(idx, ir.IntConst(0))
+	for _, t := range e.cached {
+		ct := cType(t.DType)
+		e.printf("%s{\n", indent)
+		e.printf("%s  const %s* kg_rp = %s + %s;\n", indent, ct, name(t.Name), e.linear(idx, t.Shape))
+		e.printf("%s  #pragma unroll\n", indent)
+		e.printf("%s  for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
+		e.printf("%s    const int64_t kg_i = threadIdx.x + (int64_t)kg_j * %d;\n", indent, e.cacheThreads)
+		e.printf("%s    %s%s[kg_j] = kg_i < %dL ? kg_rp[kg_i] : kg_zero<%s>();\n", indent, prefix, t.Name, e.cacheN, ct)
+		e.printf("%s  }\n", indent)
+		e.printf("%s}\n", indent)
 	}
 }
 

@@ -7,6 +7,7 @@ package lower
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -208,27 +209,47 @@ func (l *Launch) Check(lim Limits) error {
 	return nil
 }
 
-// Override sets the parameters in c on every launch of p whose template
-// declares all of them, checking each value against the template's space
-// and the configuration against lim. It reports whether any launch took c.
+// Override sets the parameters in c on the launches of p, checking each
+// value against the template's space and the configuration against lim.
+// A key TEMPLATE.NAME (matmul-simt.BK) is for the launches of that
+// template only; a plain NAME goes to every launch whose template declares
+// all the plain names. It reports whether any launch took a parameter.
 func Override(p *Plan, c Config, lim Limits) (bool, error) {
+	plain := Config{}
+	for k, v := range c {
+		t, _, scoped := strings.Cut(k, ".")
+		if !scoped {
+			plain[k] = v
+		} else if !slices.ContainsFunc(templates, func(x Template) bool { return x.Name() == t }) {
+			return false, fmt.Errorf("%s: no template %q (have: %s)", k, t, templateNames())
+		}
+	}
 	took := false
 	for _, l := range p.Launches {
 		space := l.Template.Space()
-		fits := true
-		for k := range c {
-			if _, ok := space[k]; !ok {
-				fits = false
+		set := Config{}
+		for k, v := range c {
+			if name, ok := strings.CutPrefix(k, l.Template.Name()+"."); ok {
+				set[name] = v
 			}
 		}
-		if !fits {
+		declared := true
+		for k := range plain {
+			if _, ok := space[k]; !ok {
+				declared = false
+			}
+		}
+		if declared {
+			maps.Copy(set, plain)
+		}
+		if len(set) == 0 {
 			continue
 		}
-		for _, k := range sortedKeys(c) {
-			if !slices.Contains(space[k], c[k]) {
-				return false, fmt.Errorf("%s: %s=%d is not in template %s's space %v", l.Name, k, c[k], l.Template.Name(), space[k])
+		for _, k := range sortedKeys(set) {
+			if !slices.Contains(space[k], set[k]) {
+				return false, fmt.Errorf("%s: %s=%d is not in template %s's space %v", l.Name, k, set[k], l.Template.Name(), space[k])
 			}
-			l.Config[k] = c[k]
+			l.Config[k] = set[k]
 		}
 		if err := l.Check(lim); err != nil {
 			return false, err
@@ -236,6 +257,15 @@ func Override(p *Plan, c Config, lim Limits) (bool, error) {
 		took = true
 	}
 	return took, nil
+}
+
+// templateNames lists the templates' names, in table order.
+func templateNames() string {
+	var names []string
+	for _, t := range templates {
+		names = append(names, t.Name())
+	}
+	return strings.Join(names, ", ")
 }
 
 // choose picks the template for a statement: the first in the table that

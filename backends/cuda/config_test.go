@@ -62,3 +62,30 @@ func TestOverrideChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrideScoped: TEMPLATE.NAME keys reach only that template's
+// launches, so one --config can tune a file that mixes templates.
+func TestOverrideScoped(t *testing.T) {
+	const src = `kernel both<M, N, K>(A: bf16[M, K], B: bf16[K, N], F: f32[M, K], G: f32[K, N]) -> (C: bf16[M, N], D: f32[M, N]) @acc(f32) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+  D[m, n] = sum[k](F[m, k] * G[k, n])
+}
+`
+	p := plansOf(t, "both.kg", src)[0]
+	if _, err := lower.Override(p, lower.Config{"matmul-simt.BK": 8, "matmul-mma.BK": 64}, sm80); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, l := range p.Launches {
+		got[l.Template.Name()] = l.Config["BK"]
+	}
+	if got["matmul-mma"] != 64 || got["matmul-simt"] != 8 {
+		t.Errorf("BK by template %v, want matmul-mma 64, matmul-simt 8", got)
+	}
+	if _, err := lower.Override(p, lower.Config{"BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), "not in template matmul-mma's space") {
+		t.Errorf("plain BK=16 on both templates: %v", err)
+	}
+	if _, err := lower.Override(p, lower.Config{"matmul.BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), `no template "matmul" (have: matmul-mma, matmul-simt,`) {
+		t.Errorf("unknown template: %v", err)
+	}
+}

@@ -55,7 +55,7 @@ when any instance is wrong.`,
 			python := fs.String("python", "", "the python3 with torch for --baseline")
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
 			var config configFlag
-			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64")
+			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			return func(args []string) int {
 				if len(args) == 0 || *target == "" {
 					return usageError("bench", "want --target and at least one FILE")

@@ -38,7 +38,7 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 			verbose := fs.Bool("v", false, "show each kernel's registers and shared memory")
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
 			var config configFlag
-			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64")
+			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			return func(args []string) int {
 				if len(args) == 0 {
 					return usageError("build", "no files given")

@@ -40,7 +40,7 @@ fails.`,
 			asJSON := fs.Bool("json", false, "print one JSON object per check")
 			verbose := fs.Bool("v", false, "print every check, not only failures")
 			var config configFlag
-			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64")
+			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			return func(args []string) int {
 				if len(args) == 0 || *target == "" {
 					return usageError("test", "want --target and at least one FILE")

@@ -196,16 +196,20 @@ func rowWise(s *ir.Stmt) bool {
 // MinRowLength is the shortest known reduction rowWise gives a block.
 const MinRowLength = 256
 
+// mentions reports whether any index of l refers to ix.
 func mentions(l *ir.Load, ix *ir.Index) bool {
+	return slices.ContainsFunc(l.Index, func(e ir.Expr) bool { return Mentions(e, ix) })
+}
+
+// Mentions reports whether x refers to index ix anywhere inside it.
+func Mentions(x ir.Expr, ix *ir.Index) bool {
 	found := false
-	for _, e := range l.Index {
-		ir.Walk(e, func(e ir.Expr) bool {
-			if ref, ok := e.(*ir.IndexRef); ok && ref.Index == ix {
-				found = true
-			}
-			return !found
-		})
-	}
+	ir.Walk(x, func(e ir.Expr) bool {
+		if ref, ok := e.(*ir.IndexRef); ok && ref.Index == ix {
+			found = true
+		}
+		return !found
+	})
 	return found
 }
 
@@ -345,9 +349,7 @@ func (rowReduce) Default(l *Launch) Config {
 func (rowReduce) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
 	if prefetching(l) {
-		b, _ := ir.LookupBuiltin("min")
-		resident := bigGPU * max(1, 1024/threads)
-		return Grid{Blocks: Simplify(&ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Rows(l), ir.IntConst(resident)}}), Threads: threads}
+		return Grid{Blocks: minBlocks(Rows(l), bigGPU*max(1, 1024/threads)), Threads: threads}
 	}
 	return Grid{Blocks: capBlocks(Rows(l)), Threads: threads}
 }

@@ -93,7 +93,10 @@ func (t pointwise) Grid(l *Launch) Grid {
 }
 
 // capBlocks is min(blocks, MaxBlocks), simplified.
-func capBlocks(blocks ir.Expr) ir.Expr {
+func capBlocks(blocks ir.Expr) ir.Expr { return minBlocks(blocks, MaxBlocks) }
+
+// minBlocks is min(blocks, n), simplified.
+func minBlocks(blocks ir.Expr, n int64) ir.Expr {
 	b, _ := ir.LookupBuiltin("min")
-	return Simplify(&ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Simplify(blocks), ir.IntConst(MaxBlocks)}})
+	return Simplify(&ir.Call{Fn: b, T: ir.I64, Args: []ir.Expr{Simplify(blocks), ir.IntConst(n)}})
 }

@@ -252,7 +252,7 @@ func vectorLoads(s *ir.Stmt) []*ir.Load {
 			return true
 		}
 		for _, ix := range ld.Index[:len(ld.Index)-1] {
-			if mentions(ix, last) {
+			if lower.Mentions(ix, last) {
 				return true
 			}
 		}
@@ -262,18 +262,6 @@ func vectorLoads(s *ir.Stmt) []*ir.Load {
 		return true
 	})
 	return out
-}
-
-// mentions reports whether x refers to index ix.
-func mentions(x ir.Expr, ix *ir.Index) bool {
-	found := false
-	ir.Walk(x, func(y ir.Expr) bool {
-		if r, ok := y.(*ir.IndexRef); ok && r.Index == ix {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // sameLoad reports whether a and b read the same element.

@@ -95,11 +95,13 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 	return nil
 }
 
-// Build plans kernel k. With env set (an instance), the plan is
-// specialized: sizes and params become constants and the entry points are
-// named after name.
-func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
-	return build(k, env, name, false)
+// Build plans kernel k for a target with limits lim (templates that need
+// an instruction the target lacks are not chosen; the zero Limits choose
+// only templates every target runs). With env set (an instance), the plan
+// is specialized: sizes and params become constants and the entry points
+// are named after name.
+func Build(k *ir.Kernel, env *ir.Env, name string, lim Limits) (*Plan, error) {
+	return build(k, env, name, lim, false)
 }
 
 // BuildReference plans k with runtime sizes using only the generic
@@ -109,10 +111,10 @@ func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 // against the interpreter at small sizes, they are the oracle for sizes
 // too large for the interpreter.
 func BuildReference(k *ir.Kernel, name string) (*Plan, error) {
-	return build(k, nil, name, true)
+	return build(k, nil, name, Limits{}, true)
 }
 
-func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error) {
+func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference bool) (*Plan, error) {
 	source := k
 	k = Clone(k)
 	if env != nil {
@@ -160,7 +162,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 		case len(g.fused) > 0:
 			l.Template = rowReduce{}
 		default:
-			l.Template = choose(g.final)
+			l.Template = choose(g.final, lim)
 			if l.Template.Name() == "row-reduce" {
 				l.RowDims = len(g.final.Index) // a block per output point
 			}
@@ -175,12 +177,18 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 }
 
 // Limits are the target's bounds on a launch, which every configuration
-// must respect.
+// must respect, and the instructions it has beyond those of every target.
 type Limits struct {
 	MaxThreads   int64 // threads per block
 	MaxSmem      int64 // dynamic shared memory per block, bytes
 	ThreadsPerSM int64
 	SmemPerSM    int64
+	Wgmma        bool // warpgroup matrix products from shared memory (sm_90a)
+}
+
+// targeted is a template that only some targets can run.
+type targeted interface {
+	Available(lim Limits) bool
 }
 
 // constrained is a template with constraints of its own between its
@@ -269,10 +277,13 @@ func templateNames() string {
 }
 
 // choose picks the template for a statement: the first in the table that
-// accepts it. The generic template accepts everything, so every kernel
-// the checker accepts lowers.
-func choose(s *ir.Stmt) Template {
+// the target can run and that accepts it. The generic template accepts
+// everything, so every kernel the checker accepts lowers.
+func choose(s *ir.Stmt, lim Limits) Template {
 	for _, t := range templates {
+		if tt, ok := t.(targeted); ok && !tt.Available(lim) {
+			continue
+		}
 		if t.Accepts(s) {
 			return t
 		}

@@ -51,7 +51,7 @@ func check(t *testing.T) *ir.Program {
 // row-reduce launch that keeps them in registers: no workspace.
 func TestPlanSoftmax(t *testing.T) {
 	prog := check(t)
-	p, err := lower.Build(prog.Kernel("softmax"), nil, "softmax")
+	p, err := lower.Build(prog.Kernel("softmax"), nil, "softmax", lower.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPlanSoftmax(t *testing.T) {
 // maximum fuses with the output.
 func TestPlanWorkspace(t *testing.T) {
 	prog := check(t)
-	p, err := lower.Build(prog.Kernel("centered"), nil, "centered")
+	p, err := lower.Build(prog.Kernel("centered"), nil, "centered", lower.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestPlanWorkspace(t *testing.T) {
 // computed up front by a row-reduce launch, where it would read X[-1].
 func TestGuardedReductionStaysGeneric(t *testing.T) {
 	prog := check(t)
-	p, err := lower.Build(prog.Kernel("guarded"), nil, "guarded")
+	p, err := lower.Build(prog.Kernel("guarded"), nil, "guarded", lower.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestInlinedKernelComputesTheSame(t *testing.T) {
 	prog := check(t)
 	for _, name := range []string{"softmax", "centered", "shifted"} {
 		k := prog.Kernel(name)
-		p, err := lower.Build(k, nil, name)
+		p, err := lower.Build(k, nil, name, lower.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestInlinedKernelComputesTheSame(t *testing.T) {
 func TestSpecializedPlanHasNoSizes(t *testing.T) {
 	prog := check(t)
 	in := prog.Instance("sm")
-	p, err := lower.Build(in.Kernel, in.Env, in.Name)
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ const MaxBlocks = 1 << 20
 // templates is the table choose consults, most specific first. The generic
 // template comes last and accepts every statement.
 var templates = []Template{
+	matmulWgmma{},
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
 	rowReduce{},

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"kgen.dev/kgen/lower"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,17 @@ func (t Target) String() string { return "cuda:" + t.Arch }
 
 // Facts returns what is known about t's architecture without a device.
 func (t Target) Facts() TargetFacts { return targetFacts[t.Arch] }
+
+// Limits are t's bounds on a launch's configuration and the instructions
+// its templates may use, as lowering takes them.
+func (t Target) Limits() lower.Limits {
+	f := t.Facts()
+	return lower.Limits{
+		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
+		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
+		Wgmma: f.WGMMA,
+	}
+}
 
 // TargetFacts are the per-architecture limits that templates are checked
 // against. They hold for every GPU of the architecture; what varies by

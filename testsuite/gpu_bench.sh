@@ -6,7 +6,7 @@ set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-./bin/kgen bench --target cuda:sm_90 --baseline eager --json "$OUT/bench.json" --md "$OUT/bench.md" "$@" > "$OUT/bench.log" 2> "$OUT/bench.err"
+./bin/kgen bench --target "${TARGET:-cuda:sm_90}" --baseline eager --json "$OUT/bench.json" --md "$OUT/bench.md" "$@" > "$OUT/bench.log" 2> "$OUT/bench.err"
 echo "kgen bench exit $?" >> "$OUT/bench.log"
 grep -v "^bench: " "$OUT/bench.err" | tail -20
 cat "$OUT/bench.log"

@@ -8,7 +8,7 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 nvcc --version | tail -1 >> "$OUT/gpu.txt"
 ./bin/kgen devices >> "$OUT/gpu.txt" 2>&1
-./bin/kgen test --target cuda:sm_90 --seeds 3 --max-work 3e7 examples/*.kg > "$OUT/test.log" 2>&1
+./bin/kgen test --target "${TARGET:-cuda:sm_90}" --seeds 3 --max-work 3e7 examples/*.kg > "$OUT/test.log" 2>&1
 echo "kgen test exit $?" >> "$OUT/test.log"
 cat "$OUT/gpu.txt"
 grep -v "^ok " "$OUT/test.log" | head -60

@@ -15,7 +15,7 @@ configs=${1:-$(dirname "$0")/sweep.txt}
 : > "$OUT/sweep.txt"
 grep -v '^#' "$configs" | while read -r inst file cfg; do
 	[ -n "$inst" ] || continue
-	line=$(timeout 120 ./bin/kgen bench --target cuda:sm_90 --config "$cfg" --kernel "$inst" "$file" 2>>"$OUT/sweep.err" | grep "^$inst ")
+	line=$(timeout 120 ./bin/kgen bench --target "${TARGET:-cuda:sm_90}" --config "$cfg" --kernel "$inst" "$file" 2>>"$OUT/sweep.err" | grep "^$inst ")
 	echo "$cfg $line" >> "$OUT/sweep.txt"
 done
 echo "== sweep"

@@ -85,7 +85,66 @@ func TestOverrideScoped(t *testing.T) {
 	if _, err := lower.Override(p, lower.Config{"BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), "not in template matmul-mma's space") {
 		t.Errorf("plain BK=16 on both templates: %v", err)
 	}
-	if _, err := lower.Override(p, lower.Config{"matmul.BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), `no template "matmul" (have: matmul-mma, matmul-simt,`) {
+	if _, err := lower.Override(p, lower.Config{"matmul.BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), `no template "matmul" (have: matmul-wgmma, matmul-mma, matmul-simt,`) {
 		t.Errorf("unknown template: %v", err)
+	}
+}
+
+// sm90a are the sm_90a limits (NVIDIA's tables: 227 KiB of shared memory
+// a block), with wgmma.
+var sm90a = lower.Limits{MaxThreads: 1024, MaxSmem: 227 << 10, ThreadsPerSM: 2048, SmemPerSM: 228 << 10, Wgmma: true}
+
+// TestWgmmaChosen: 16-bit products take matmul-wgmma only on a target
+// with wgmma; f32 products never do. On sm_90a every example's default
+// fits, and --config values that break the tile's constraints are refused.
+func TestWgmmaChosen(t *testing.T) {
+	const src = `kernel mm<M, N, K>(A: bf16[M, K], B: bf16[K, N], F: f32[M, K], G: f32[K, N]) -> (C: bf16[M, N], D: f32[M, N]) @acc(f32) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+  D[m, n] = sum[k](F[m, k] * G[k, n])
+}
+`
+	for _, c := range []struct {
+		lim  lower.Limits
+		want []string
+	}{{sm80, []string{"matmul-mma", "matmul-simt"}}, {sm90a, []string{"matmul-wgmma", "matmul-simt"}}} {
+		var got []string
+		for _, l := range plansFor(t, "mm.kg", src, c.lim)[0].Launches {
+			got = append(got, l.Template.Name())
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("wgmma=%t: templates %v, want %v", c.lim.Wgmma, got, c.want)
+		}
+	}
+	paths, _ := filepath.Glob("../../examples/*.kg")
+	for _, path := range paths {
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plansFor(t, path, string(text), sm90a) {
+			for _, l := range p.Launches {
+				if err := l.Check(sm90a); err != nil {
+					t.Errorf("%s: default does not fit sm_90a: %v", path, err)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		config lower.Config
+		want   string
+	}{
+		{lower.Config{"matmul-wgmma.BM": 256, "matmul-wgmma.BN": 128}, ""},
+		{lower.Config{"matmul-wgmma.BM": 256, "matmul-wgmma.BN": 256}, "do not fit in registers"},
+		{lower.Config{"matmul-wgmma.BM": 64, "matmul-wgmma.WGS": 2}, "multiple of 64 rows"},
+		{lower.Config{"matmul-wgmma.BN": 256, "matmul-wgmma.STAGES": 5}, "bytes of shared memory a block"},
+	} {
+		p := plansFor(t, "mm.kg", src, sm90a)[0]
+		_, err := lower.Override(p, c.config, sm90a)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.config, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
+		}
 	}
 }

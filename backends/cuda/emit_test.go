@@ -13,13 +13,20 @@ import (
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/runtime"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // plansOf checks a spec and plans its kernels (symbolic) and instances
-// (specialized), as kgen build does.
+// (specialized), as kgen build does, with the templates every target runs.
 func plansOf(t *testing.T, name, text string) []*lower.Plan {
+	t.Helper()
+	return plansFor(t, name, text, lower.Limits{})
+}
+
+// plansFor is plansOf for a target with limits lim.
+func plansFor(t *testing.T, name, text string, lim lower.Limits) []*lower.Plan {
 	t.Helper()
 	prog, diags := frontend.CheckSource(name, text)
 	if diags.HasErrors() {
@@ -29,14 +36,14 @@ func plansOf(t *testing.T, name, text string) []*lower.Plan {
 	}
 	var plans []*lower.Plan
 	for _, k := range prog.Kernels {
-		p, err := lower.Build(k, nil, k.Name)
+		p, err := lower.Build(k, nil, k.Name, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
 		plans = append(plans, p)
 	}
 	for _, in := range prog.Instances {
-		p, err := lower.Build(in.Kernel, in.Env, in.Name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,13 +70,23 @@ func TestEmitGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A "target" section plans for that target (cuda:sm_90a) rather
+			// than with the templates every target runs.
 			var in string
+			var lim lower.Limits
 			for _, f := range ar.Files {
-				if f.Name == "in.kg" {
+				switch f.Name {
+				case "in.kg":
 					in = string(f.Data)
+				case "target":
+					tgt, err := runtime.ParseTarget(strings.TrimSpace(string(f.Data)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					lim = tgt.Limits()
 				}
 			}
-			got := body(Emit(plansOf(t, "in.kg", in)))
+			got := body(Emit(plansFor(t, "in.kg", in, lim)))
 			for i, f := range ar.Files {
 				if f.Name != "out.cu" {
 					continue

@@ -32,6 +32,10 @@ func TestEmulatedExamples(t *testing.T) {
 		t.Skip("no g++")
 	}
 	shim, _ := filepath.Abs("testdata/host/shim.h")
+	sm90a, err := runtime.ParseTarget("cuda:sm_90a")
+	if err != nil {
+		t.Fatal(err)
+	}
 	paths, _ := filepath.Glob("../../examples/*.kg")
 	if len(paths) == 0 {
 		t.Fatal("no examples")
@@ -61,6 +65,15 @@ func TestEmulatedExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 				plans = append(plans, p, ref)
+				// A kernel that Hopper plans with a template of its own
+				// (matmul-wgmma) runs that plan too.
+				hop, err := lower.Build(p.Source, nil, p.Name+"__sm90a", sm90a.Limits())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.ContainsFunc(hop.Launches, func(l *lower.Launch) bool { return l.Template.Name() == "matmul-wgmma" }) {
+					plans = append(plans, hop)
+				}
 			}
 			dir := t.TempDir()
 			src := filepath.Join(dir, "k.cpp")

@@ -8,14 +8,15 @@ import (
 	"kgen.dev/kgen/lower"
 )
 
-// matmul renders a matmul-mma or matmul-simt launch: a grid-stride loop
-// over output tiles (grouped for L2 reuse), the prelude's KgMma or KgSimt
-// computing each tile's sums into registers, then the statement's
-// epilogue stored for each accumulator inside the bounds.
+// matmul renders a matmul-wgmma, matmul-mma or matmul-simt launch: a
+// grid-stride loop over output tiles (grouped for L2 reuse), the prelude's
+// KgWgmma, KgMma or KgSimt computing each tile's sums into registers, then
+// the statement's epilogue stored for each accumulator inside the bounds.
 func (e *emitter) matmul(l *lower.Launch) {
 	m := lower.MatchMatmul(l.Stmt)
 	c := l.Config
 	bm, bn := int64(lower.SimtTile), int64(lower.SimtTile)
+	wgmma := l.Template.Name() == "matmul-wgmma"
 	if m.TensorCores {
 		bm, bn = c["BM"], c["BN"]
 	}
@@ -35,7 +36,12 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.printf("  const int64_t kg_tiles = %s * kg_tm * kg_tn;\n", e.paren(lower.Extent(m.Batch)))
 	ak, bk := m.AKMajor, m.BKMajor
 	if m.TensorCores {
-		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
+		if wgmma {
+			op := e.wgmmaOp(m.A.Tensor.DType, bn, !ak, !bk)
+			e.printf("  using kg_tile_t = KgWgmma<%s, %d, %d, %d, %d, %t, %t, %s>;\n", ta, bm, bn, c["WGS"], c["STAGES"], ak, bk, op)
+		} else {
+			e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
+		}
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
 		// cp.async moves 16-byte chunks: every operand row and batch
 		// offset must start 16-byte aligned, and each contiguous extent
@@ -54,28 +60,14 @@ func (e *emitter) matmul(l *lower.Launch) {
 	} else {
 		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(m.Reduce.T), c["BK"], ak, bk)
 	}
-	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")
-	e.printf("    int64_t kg_tr, kg_tc;\n")
-	e.printf("    kg_tile_of(kg_t %% (kg_tm * kg_tn), kg_tm, kg_tn, &kg_tr, &kg_tc);\n")
-	offA, offB := "", ""
-	if len(m.Batch) > 0 {
-		e.printf("    const int64_t kg_bt = kg_t / (kg_tm * kg_tn);\n")
-		e.decompose("    ", "kg_bt", "kg_brest", m.Batch)
-		var pa, pb []string
-		for _, ix := range m.Batch {
-			pa = append(pa, name(ix.Name)+" * "+e.paren(lower.Stride(m.A, ix)))
-			pb = append(pb, name(ix.Name)+" * "+e.paren(lower.Stride(m.B, ix)))
-		}
-		offA, offB = " + ("+strings.Join(pa, " + ")+")", " + ("+strings.Join(pb, " + ")+")"
-	}
-	e.printf("    const %s* kg_a = %s%s;\n", ta, name(m.A.Tensor.Name), offA)
-	e.printf("    const %s* kg_b = %s%s;\n", tb, name(m.B.Tensor.Name), offB)
+	e.tileLoop(m, ta, tb, "")
 	acc := cType(m.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
-	if m.TensorCores {
+	switch {
+	case m.TensorCores:
 		e.printf("    if (kg_vec)\n      kg_tile_t::run<true>(%s, kg_smem);\n    else\n      kg_tile_t::run<false>(%s, kg_smem);\n", args, args)
-	} else {
+	default:
 		// The statement's product of one element of each operand.
 		e.loads = map[*ir.Load]string{m.A: "kg_x", m.B: "kg_y"}
 		body := e.expr(m.Reduce.Body)
@@ -96,4 +88,26 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.printf("      }\n")
 	e.printf("    }\n")
 	e.printf("  }\n")
+}
+
+// tileLoop opens the grid-stride loop over output tiles: the tile's row
+// and column (kg_tr, kg_tc), its batch indices, and the operands' batch
+// slices kg_a and kg_b; indent shifts it right.
+func (e *emitter) tileLoop(m *lower.Matmul, ta, tb, indent string) {
+	e.printf("%s  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n", indent)
+	e.printf("%s    int64_t kg_tr, kg_tc;\n", indent)
+	e.printf("%s    kg_tile_of(kg_t %% (kg_tm * kg_tn), kg_tm, kg_tn, &kg_tr, &kg_tc);\n", indent)
+	offA, offB := "", ""
+	if len(m.Batch) > 0 {
+		e.printf("%s    const int64_t kg_bt = kg_t / (kg_tm * kg_tn);\n", indent)
+		e.decompose(indent+"    ", "kg_bt", "kg_brest", m.Batch)
+		var pa, pb []string
+		for _, ix := range m.Batch {
+			pa = append(pa, name(ix.Name)+" * "+e.paren(lower.Stride(m.A, ix)))
+			pb = append(pb, name(ix.Name)+" * "+e.paren(lower.Stride(m.B, ix)))
+		}
+		offA, offB = " + ("+strings.Join(pa, " + ")+")", " + ("+strings.Join(pb, " + ")+")"
+	}
+	e.printf("%s    const %s* kg_a = %s%s;\n", indent, ta, name(m.A.Tensor.Name), offA)
+	e.printf("%s    const %s* kg_b = %s%s;\n", indent, tb, name(m.B.Tensor.Name), offB)
 }

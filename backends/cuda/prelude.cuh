@@ -171,6 +171,13 @@ __device__ __forceinline__ void kg_mma16816(__half, float* c, const unsigned* a,
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+// kg_wgmma_fence_acc keeps the compiler from moving accumulators that an
+// in-flight wgmma owns (an empty asm that reads and writes each).
+template <int N>
+__device__ __forceinline__ void kg_wgmma_fence_acc(float* acc) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
 #else
 #define KG_DYNAMIC_SMEM(name) unsigned char* name = nullptr
 #endif
@@ -344,6 +351,162 @@ struct KgMma {
 #else
   // On the CPU: the same tile, accumulator for accumulator, by a plain
   // loop in f32 (tests the layouts, offsets and epilogue around the mma).
+  template <bool VEC>
+  static void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t m0,
+                  int64_t n0, float* acc, unsigned char*) {
+    for (int f = 0; f < ACC; ++f) {
+      int r, c;
+      coord(f, &r, &c);
+      const int64_t m = m0 + r, n = n0 + c;
+      acc[f] = 0.0f;
+      if (m >= M || n >= N) continue;
+      for (int64_t k = 0; k < K; ++k) {
+        const float a = kg_widen(AK ? A[m * lda + k] : A[k * lda + m]);
+        const float b = kg_widen(BKM ? B[n * ldb + k] : B[k * ldb + n]);
+        acc[f] += a * b;
+      }
+    }
+  }
+#endif
+};
+
+// KgWgmma is the Hopper tensor-core tile (wgmma.mma_async, sm_90a only):
+// WGS warpgroups of 128 threads, each computing BM / WGS rows of the
+// BM x BN tile as m64nBNk16 products whose operands the tensor cores read
+// straight from shared memory through matrix descriptors. K advances 64 at
+// a time: a 16-bit K-major row of 64 is one 128-byte swizzle row. Tiles are
+// stored in the 128-byte swizzled layouts the descriptors describe (16-byte
+// chunk c of a 128-byte row r sits at chunk c ^ (r % 8)), K-major operands
+// as rows of 64 k, MN-major ones as 1024-byte atoms of 8 k by 64 m or n,
+// the 8-k groups of a 64-wide block adjacent. All threads fill a
+// STAGES-deep ring with cp.async (VEC) or plain predicated stores; tile kt
+// + STAGES - 2 is fetched while tile kt multiplies and tile kt - 1's
+// products may still be in flight.
+template <class T, int BM, int BN, int WGS, int STAGES, bool AK, bool BKM, class Op>
+struct KgWgmma {
+  static constexpr int BK = 64;
+  static constexpr int THREADS = 128 * WGS;
+  static constexpr int WM = BM / WGS;  // rows per warpgroup
+  static constexpr int MI = WM / 64;   // m64 products per warpgroup and k-step
+  static constexpr int ACC = MI * BN / 2;
+  static constexpr int ABYTES = BM * BK * 2, BBYTES = BN * BK * 2;
+  static_assert(sizeof(T) == 2, "16-bit operands");
+  static_assert(WM % 64 == 0 && BN % 64 == 0 && BN <= 256 && STAGES >= 3, "tile shape");
+
+  // coord: accumulator f holds row i * 64 + 16 * warp + lane / 4 (+ 8) of
+  // the warpgroup's rows, columns j * 8 + 2 * (lane % 4) (+ 1).
+  static __device__ __forceinline__ void coord(int f, int* row, int* col) {
+    const int lane = threadIdx.x % 32, w = threadIdx.x / 32 % 4, g = threadIdx.x / 128;
+    const int h = f % 4, i = f / (BN / 2), j = f % (BN / 2) / 4;
+    *row = g * WM + i * 64 + w * 16 + lane / 4 + (h / 2) * 8;
+    *col = j * 8 + (lane % 4) * 2 + h % 2;
+  }
+
+  // The byte offset of element (r, k) of a K-major tile, and of element
+  // (k, x) of an MN-major one.
+  static __device__ __forceinline__ int kmajor(int r, int k) { return r * 128 + (((k >> 3) ^ r) & 7) * 16 + (k & 7) * 2; }
+  static __device__ __forceinline__ int mnmajor(int k, int x) {
+    return ((x >> 6) * (BK / 8) + (k >> 3)) * 1024 + (k & 7) * 128 + (((x >> 3) ^ k) & 7) * 16 + (x & 7) * 2;
+  }
+
+#ifndef KGEN_HOST_EMULATION
+  // load copies the X x BK tile of operand g at (x0, k0), bounded by xlim
+  // and klim, into s: the block's threads, 16-byte chunks, each
+  // thread the same column of every R-th stored row (consecutive threads
+  // along the contiguous dimension). KM: g's rows run along K (stored
+  // X x K).
+  template <bool VEC, bool KM, int X>
+  static __device__ __forceinline__ void load(unsigned char* s, const T* g, int64_t ld, int64_t x0, int64_t k0,
+                                              int64_t xlim, int64_t klim) {
+    constexpr int PER = KM ? BK / 8 : X / 8;  // chunks a stored row
+    constexpr int R = THREADS / PER;              // stored rows a step
+    constexpr int STEPS = X * BK / 8 / THREADS;
+    static_assert(THREADS % PER == 0 && STEPS * THREADS == X * BK / 8, "whole chunks per thread");
+    const int r0 = threadIdx.x / PER, c = threadIdx.x % PER * 8;
+    const int64_t gr = (KM ? x0 : k0) + r0, gc = (KM ? k0 : x0) + c;
+    const int64_t rlim = KM ? xlim : klim, clim = KM ? klim : xlim;
+    const T* src = g + gr * ld + gc;
+#pragma unroll
+    for (int i = 0; i < STEPS; ++i) {
+      const int r = r0 + i * R;
+      T* d = (T*)(s + (KM ? kmajor(r, c) : mnmajor(r, c)));
+      const bool ok = gr + i * R < rlim && gc < clim;
+      if (VEC) {
+        kg_cp_async16(d, ok ? src + i * R * ld : g, ok);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) d[e] = ok && gc + e < clim ? src[i * R * ld + e] : kg_zero<T>();
+      }
+    }
+  }
+
+  // desc is the matrix descriptor of a swizzled tile at p (128-byte
+  // swizzle; lbo and sbo in bytes).
+  static __device__ __forceinline__ uint64_t desc(const unsigned char* p, int lbo, int sbo) {
+    const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    return (uint64_t)((a & 0x3FFFF) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 | 1ull << 62;
+  }
+  // Operand descriptors of k-step kk (of 16) for m64 product i: K-major
+  // tiles step 32 bytes along their rows, MN-major ones two 8-k groups.
+  // In an MN-major tile the leading offset is between 64-wide blocks, the
+  // stride offset between 8-k groups (measured on the H100: the other way
+  // round gives wrong products).
+  static __device__ __forceinline__ uint64_t adesc(const unsigned char* a, int row, int kk) {
+    if (AK) return desc(a + row * 128 + kk * 32, 16, 1024);
+    return desc(a + (row / 64) * (BK / 8) * 1024 + kk * 2048, (BK / 8) * 1024, 1024);
+  }
+  static __device__ __forceinline__ uint64_t bdesc(const unsigned char* b, int kk) {
+    if (BKM) return desc(b + kk * 32, 16, 1024);
+    return desc(b + kk * 2048, (BK / 8) * 1024, 1024);
+  }
+
+  template <bool VEC>
+  static __device__ __forceinline__ void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
+                                             int64_t K, int64_t m0, int64_t n0, float* acc, unsigned char* smem) {
+    // The swizzle is on address bits: align the ring to its 1024-byte atom.
+    const unsigned base = (unsigned)__cvta_generic_to_shared(smem);
+    unsigned char* ring = smem + ((1024 - (base & 1023)) & 1023);
+    const int g = threadIdx.x / 128;
+#pragma unroll
+    for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
+    const int KT = (int)((K + BK - 1) / BK);
+    auto stage = [&](int kt) {
+      unsigned char* s = ring + (kt % STAGES) * (ABYTES + BBYTES);
+      const int64_t k0 = (int64_t)kt * BK;
+      load<VEC, AK, BM>(s, A, lda, m0, k0, M, K);
+      load<VEC, BKM, BN>(s + ABYTES, B, ldb, n0, k0, N, K);
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 2; ++s) {
+      if (s < KT) stage(s);
+      kg_cp_async_commit();
+    }
+    for (int kt = 0; kt < KT; ++kt) {
+      kg_cp_async_wait<STAGES - 3>();  // tile kt has landed (this thread's part)
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the tensor cores
+      __syncthreads();  // everyone's part; tile kt - 2's products are done everywhere
+      if (kt + STAGES - 2 < KT) stage(kt + STAGES - 2);
+      kg_cp_async_commit();
+      const unsigned char* a = ring + (kt % STAGES) * (ABYTES + BBYTES);
+      const unsigned char* b = a + ABYTES;
+      kg_wgmma_fence_acc<ACC>(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+        for (int i = 0; i < MI; ++i) Op::mma(acc + i * (BN / 2), adesc(a, g * WM + i * 64, kk), bdesc(b, kk));
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      kg_wgmma_fence_acc<ACC>(acc);
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // tile kt - 1's products are done
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    kg_wgmma_fence_acc<ACC>(acc);
+    kg_cp_async_wait<0>();
+    __syncthreads();  // the ring is free for the block's next tile
+  }
+#else
+  // On the CPU: the same tile, accumulator for accumulator, by a plain
+  // loop in f32 (tests the layouts, offsets and epilogue around wgmma).
   template <bool VEC>
   static void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t m0,
                   int64_t n0, float* acc, unsigned char*) {

@@ -122,12 +122,12 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + ".cu", Kernels: []lower.ManifestKernel{}}
 		symbols := map[string]string{}
 		add := func(k *ir.Kernel, env *ir.Env, name string) error {
-			p, err := lower.Build(k, env, name)
+			p, err := lower.Build(k, env, name, b.target.Limits())
 			if err != nil {
 				return err
 			}
 			if b.config != nil {
-				if _, err := lower.Override(p, b.config, limits(b.target)); err != nil {
+				if _, err := lower.Override(p, b.config, b.target.Limits()); err != nil {
 					return err
 				}
 			}
@@ -225,13 +225,4 @@ func (u *unit) spanOf(symbol string) diag.Span {
 		}
 	}
 	return diag.Span{}
-}
-
-// limits are the target's bounds on a launch's configuration.
-func limits(t kgrt.Target) lower.Limits {
-	f := t.Facts()
-	return lower.Limits{
-		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
-		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
-	}
 }

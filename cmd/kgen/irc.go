@@ -8,15 +8,17 @@ import (
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
 )
 
 func init() {
 	register(&command{
-		name: "ir", args: "[--kernel K] [--after PASS] [--hash] [--canonical] FILE", short: "print the typed IR of specs",
+		name: "ir", args: "[--kernel K] [--after PASS] [--target T] [--hash] [--canonical] FILE", short: "print the typed IR of specs",
 		long: `
 Ir prints the typed IR of each kernel of FILE after the checker and the
 passes up to --after (passes: ` + strings.Join(passNames(), ", ") + `); --after lower
-prints the backend-neutral plan instead: launches, templates, workspace. Every conversion the
+prints the backend-neutral plan instead: launches, templates, workspace (for --target,
+with the templates that target adds, such as matmul-wgmma on cuda:sm_90a). Every conversion the
 language implies is shown as a cast, every index with its range, every
 reduction with its accumulation type, and each statement's classification as
 a comment. --hash prints each kernel's canonical content hash instead, and
@@ -27,9 +29,18 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 			hash := fs.Bool("hash", false, "print the canonical content hash of each kernel")
 			canonical := fs.Bool("canonical", false, "print the canonical text that --hash digests")
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
+			target := fs.String("target", "", "plan for this target, e.g. cuda:sm_90a (default: templates every target runs)")
 			return func(args []string) int {
 				if len(args) != 1 {
 					return usageError("ir", "want exactly one FILE")
+				}
+				var lim lower.Limits
+				if *target != "" {
+					tgt, err := kgrt.ParseTarget(*target)
+					if err != nil {
+						return usageError("ir", "%v", err)
+					}
+					lim = tgt.Limits()
 				}
 				if *after != "" && !ir.IsPass(*after) && *after != "lower" {
 					return usageError("ir", "unknown pass %q (passes: %s)", *after, strings.Join(passNames(), ", "))
@@ -50,7 +61,7 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 					kernels = []*ir.Kernel{k}
 				}
 				if *after == "lower" {
-					return printPlans(files, prog, *kernel)
+					return printPlans(files, prog, *kernel, lim)
 				}
 				for i, k := range kernels {
 					if err := ir.RunPasses(k, *after); err != nil {
@@ -84,7 +95,7 @@ func passNames() []string { return append(ir.PassNames(), "lower") }
 
 // printPlans prints the plan of each kernel (symbolic) and instance
 // (specialized), or of the one --kernel names.
-func printPlans(files []*loaded, prog *ir.Program, only string) int {
+func printPlans(files []*loaded, prog *ir.Program, only string, lim lower.Limits) int {
 	type target struct {
 		k    *ir.Kernel
 		env  *ir.Env
@@ -111,7 +122,7 @@ func printPlans(files []*loaded, prog *ir.Program, only string) int {
 		}
 	}
 	for i, t := range targets {
-		p, err := lower.Build(t.k, t.env, t.name)
+		p, err := lower.Build(t.k, t.env, t.name, lim)
 		if err != nil {
 			panic(err)
 		}

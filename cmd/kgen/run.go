@@ -89,9 +89,9 @@ func runOnGPU(file *loaded, k *ir.Kernel, inst *ir.Instance, env *ir.Env, inputs
 	}
 	var p *lower.Plan
 	if inst != nil && inst.Env.String() == env.String() {
-		p, err = lower.Build(k, inst.Env, inst.Name)
+		p, err = lower.Build(k, inst.Env, inst.Name, tgt.Limits())
 	} else {
-		p, err = lower.Build(k, nil, k.Name)
+		p, err = lower.Build(k, nil, k.Name, tgt.Limits())
 	}
 	if err != nil {
 		return nil, err

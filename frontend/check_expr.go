@@ -633,8 +633,8 @@ func (kc *kernelChecker) call(e *CallExpr, sc *scope) value {
 		kc.errorf(e.Span, "%s needs numbers, not bools; convert them with f32(...)", name)
 		return bad
 	}
-	if !info.IntOK && t == ir.I64 {
-		t = ir.F32
+	if !info.IntOK && t == ir.I64 || b == ir.TF32 {
+		t = ir.F32 // tf32 rounds an f32, whatever it is given
 	}
 	call := &ir.Call{Fn: b, T: t, Span: e.Span}
 	for i, a := range args {

@@ -904,6 +904,7 @@ var unaryFloat = map[ir.Builtin]func(float64) float64{
 	ir.Cos:   math.Cos,
 	ir.Floor: math.Floor,
 	ir.Ceil:  math.Ceil,
+	ir.TF32:  func(x float64) float64 { return float64(ir.RoundTF32(float32(x))) },
 }
 
 func (c *compiler) floatCall(e *ir.Call) (ffn, error) {

@@ -1,5 +1,7 @@
 package ir
 
+import "math"
+
 // Builtin is a built-in scalar function.
 type Builtin uint8
 
@@ -24,6 +26,7 @@ const (
 	Pow
 	Clamp
 	Fma
+	TF32
 )
 
 // BuiltinInfo describes a builtin's signature.
@@ -41,12 +44,24 @@ var builtins = [...]BuiltinInfo{
 	Sigmoid: {"sigmoid", 1, false}, Relu: {"relu", 1, true}, Abs: {"abs", 1, true}, Sin: {"sin", 1, false},
 	Cos: {"cos", 1, false}, Floor: {"floor", 1, false}, Ceil: {"ceil", 1, false}, MinFn: {"min", 2, true},
 	MaxFn: {"max", 2, true}, Pow: {"pow", 2, false}, Clamp: {"clamp", 3, true}, Fma: {"fma", 3, false},
+	TF32: {"tf32", 1, false},
 }
 
 // Info returns b's signature.
 func (b Builtin) Info() BuiltinInfo { return builtins[b] }
 
 func (b Builtin) String() string { return builtins[b].Name }
+
+// RoundTF32 rounds x to TensorFloat-32, the tensor cores' f32 input
+// format: 10 mantissa bits, to nearest with ties away from zero (PTX's
+// cvt.rna.tf32.f32); NaN and infinities pass. tf32(x) computes it.
+func RoundTF32(x float32) float32 {
+	u := math.Float32bits(x)
+	if u&0x7f800000 != 0x7f800000 {
+		u = (u + 0x1000) &^ 0x1fff
+	}
+	return math.Float32frombits(u)
+}
 
 // LookupBuiltin returns the builtin called name.
 func LookupBuiltin(name string) (Builtin, bool) {

@@ -31,9 +31,11 @@ type Matmul struct {
 	// it is M's last, and A is stored K x M. Likewise BKMajor for B
 	// (N x K when set, K x N otherwise).
 	AKMajor, BKMajor bool
-	// TensorCores: f16 or bf16 operands widened to f32 and multiplied,
-	// summed in f32: what mma instructions compute exactly.
+	// TensorCores: f16 or bf16 operands widened to f32, or f32 operands
+	// rounded with tf32(), multiplied and summed in f32: what mma
+	// instructions compute exactly (Operand is the operands' dtype).
 	TensorCores bool
+	Operand     ir.DType
 }
 
 // MatchMatmul recognizes s as a matrix product, or returns nil.
@@ -98,6 +100,7 @@ func MatchMatmul(s *ir.Stmt) *Matmul {
 		return nil
 	}
 	mm.TensorCores = tensorCoreBody(r)
+	mm.Operand = mm.A.Tensor.DType
 	return mm
 }
 
@@ -140,6 +143,8 @@ func product2(body ir.Expr) bool {
 	isLoad := func(e ir.Expr) bool {
 		if c, ok := e.(*ir.Cast); ok && c.T.IsFloat() == c.X.Type().IsFloat() && c.T.Size() >= c.X.Type().Size() {
 			e = c.X
+		} else if c, ok := e.(*ir.Call); ok && c.Fn == ir.TF32 {
+			e = c.Args[0]
 		}
 		_, ok := e.(*ir.Load)
 		return ok
@@ -166,6 +171,8 @@ func layout(l *ir.Load, rows []*ir.Index, k *ir.Index) (kMajor bool, ok bool) {
 	return false, false
 }
 
+// tensorCoreBody: the reduction multiplies two f16 or two bf16 loads
+// widened to f32, or two f32 loads rounded to tf32, and sums in f32.
 func tensorCoreBody(r *ir.Reduce) bool {
 	if r.T != ir.F32 {
 		return false
@@ -173,6 +180,17 @@ func tensorCoreBody(r *ir.Reduce) bool {
 	b, ok := r.Body.(*ir.Binary)
 	if !ok {
 		return false
+	}
+	tf32 := func(e ir.Expr) bool {
+		c, ok := e.(*ir.Call)
+		if !ok || c.Fn != ir.TF32 {
+			return false
+		}
+		l, ok := c.Args[0].(*ir.Load)
+		return ok && l.Tensor.DType == ir.F32
+	}
+	if tf32(b.X) && tf32(b.Y) {
+		return true
 	}
 	var dt ir.DType
 	for _, e := range []ir.Expr{b.X, b.Y} {
@@ -250,7 +268,8 @@ func (t matmulTemplate) Space() map[string][]int64 {
 // double-buffered fragments, or 256 x 128 tiles when the product is known
 // to have enough of them to fill a large GPU twice over (bf16 4096^3 on the
 // H100, 2026-11-23: 284 TFLOP/s with 128 x 128, 330 with 256 x 128; single
-// fragments 224; testsuite/sweep.txt); for CUDA cores, BK = 16 (34.5
+// fragments 224; testsuite/sweep.txt; tf32 tiles, twice the bytes, stay
+// 128 x 128 to fit sm_80's shared memory); for CUDA cores, BK = 16 (34.5
 // TFLOP/s on f32 4096^3 against 32.6 with 8).
 func (t matmulTemplate) Default(l *Launch) Config {
 	if !t.mma {
@@ -260,7 +279,7 @@ func (t matmulTemplate) Default(l *Launch) Config {
 	if m := MatchMatmul(l.Stmt); m != nil {
 		rows, rok := Simplify(mul(Extent(m.Batch), Extent(m.M))).(*ir.Const)
 		cols, cok := Simplify(Extent(m.N)).(*ir.Const)
-		if rok && cok && (rows.I/256)*(cols.I/128) >= 2*bigGPU {
+		if rok && cok && (rows.I/256)*(cols.I/128) >= 2*bigGPU && m.Operand.Size() == 2 {
 			c["BM"], c["WARPS_M"], c["WARPS_N"] = 256, 4, 2
 		}
 	}
@@ -316,21 +335,28 @@ func (t matmulTemplate) Grid(l *Launch) Grid {
 	return g
 }
 
-// MmaPad is the padding, in elements, of each shared-memory row of the
-// mma template, which keeps ldmatrix's eight row reads on distinct banks.
-const MmaPad = 8
+// mmaPad is the padding, in elements, of each shared-memory row of the
+// mma template, which keeps a fragment's reads on distinct banks: 8 for
+// ldmatrix's eight 16-byte rows; for tf32's element reads, 4 on K-major
+// rows and 8 on the others.
+func mmaPad(m *Matmul, kMajor bool) int64 {
+	if m.Operand == ir.F32 && kMajor {
+		return 4
+	}
+	return 8
+}
 
 // MmaSmem is the mma template's dynamic shared memory: STAGES copies of
 // the A and B tiles, each stored as in global memory (K-major or not),
-// with padded rows, in 2-byte elements.
+// with padded rows.
 func MmaSmem(m *Matmul, c Config) int64 {
-	a := c["BM"] * (c["BK"] + MmaPad)
+	a := c["BM"] * (c["BK"] + mmaPad(m, true))
 	if !m.AKMajor {
-		a = c["BK"] * (c["BM"] + MmaPad)
+		a = c["BK"] * (c["BM"] + mmaPad(m, false))
 	}
-	b := c["BN"] * (c["BK"] + MmaPad)
+	b := c["BN"] * (c["BK"] + mmaPad(m, true))
 	if !m.BKMajor {
-		b = c["BK"] * (c["BN"] + MmaPad)
+		b = c["BK"] * (c["BN"] + mmaPad(m, false))
 	}
-	return c["STAGES"] * (a + b) * 2
+	return c["STAGES"] * (a + b) * int64(m.Operand.Size())
 }

@@ -43,18 +43,19 @@ func (e *emitter) matmul(l *lower.Launch) {
 			e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		}
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
-		// cp.async moves 16-byte chunks: every operand row and batch
-		// offset must start 16-byte aligned, and each contiguous extent
-		// must be whole chunks, for a chunk to be all in or all out.
+		// cp.async moves 16-byte chunks of el elements: every operand row
+		// and batch offset must start 16-byte aligned, and each contiguous
+		// extent must be whole chunks, for a chunk to be all in or all out.
+		el := 16 / m.Operand.Size()
 		conds := []string{
 			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),
 			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.B.Tensor.Name)),
-			"kg_lda % 8 == 0", "kg_ldb % 8 == 0",
-			fmt.Sprintf("%s %% 8 == 0", map[bool]string{true: "kg_K", false: "kg_M"}[ak]),
-			fmt.Sprintf("%s %% 8 == 0", map[bool]string{true: "kg_K", false: "kg_N"}[bk]),
+			fmt.Sprintf("kg_lda %% %d == 0", el), fmt.Sprintf("kg_ldb %% %d == 0", el),
+			fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_M"}[ak], el),
+			fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_N"}[bk], el),
 		}
 		for _, ix := range m.Batch {
-			conds = append(conds, fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(m.A, ix))), fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(m.B, ix))))
+			conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.A, ix)), el), fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.B, ix)), el))
 		}
 		e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	} else {

@@ -69,6 +69,15 @@ __device__ __forceinline__ double kg_ceil(double x) { return ceil(x); }
 __device__ __forceinline__ float kg_pow(float x, float y) { return powf(x, y); }
 __device__ __forceinline__ double kg_pow(double x, double y) { return pow(x, y); }
 __device__ __forceinline__ float kg_fma(float x, float y, float z) { return fmaf(x, y, z); }
+// kg_tf32 rounds x to TensorFloat-32 (10 mantissa bits, to nearest, ties
+// away from zero), the tensor cores' tf32 input; NaN and infinities pass.
+__device__ __forceinline__ float kg_tf32(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & ~0x1fffu;
+  memcpy(&x, &u, 4);
+  return x;
+}
 __device__ __forceinline__ double kg_fma(double x, double y, double z) { return fma(x, y, z); }
 
 // kg_block_reduce combines v across the block with op: butterfly shuffles
@@ -118,6 +127,8 @@ __device__ __forceinline__ T kg_zero() {
 
 __device__ __forceinline__ float kg_widen(__half x) { return __half2float(x); }
 __device__ __forceinline__ float kg_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+// An f32 operand of a tensor-core product is a tf32 one: the spec wrote tf32(x).
+__device__ __forceinline__ float kg_widen(float x) { return kg_tf32(x); }
 
 // kg_tile_of maps tile t of a tm x tn grid of output tiles to its row and
 // column, in groups of 8 tile rows, so that blocks running together share
@@ -155,18 +166,26 @@ __device__ __forceinline__ void kg_ldmatrix_x4_trans(unsigned* r, const void* p)
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(s));
 }
-// kg_mma16816 is d += a b for a 16x16 A fragment, a 16x8 B fragment and a
-// 16x8 f32 accumulator (mma.sync m16n8k16, sm_80 and later).
-__device__ __forceinline__ void kg_mma16816(__nv_bfloat16, float* c, const unsigned* a, const unsigned* b) {
+// kg_mma is d += a b for a 16xK A fragment, a Kx8 B fragment and a 16x8
+// f32 accumulator (mma.sync, sm_80 and later): K = 16 for 16-bit operands,
+// 8 for tf32 ones (f32 registers already rounded to tf32).
+__device__ __forceinline__ void kg_mma(__nv_bfloat16, float* c, const unsigned* a, const unsigned* b) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-__device__ __forceinline__ void kg_mma16816(__half, float* c, const unsigned* a, const unsigned* b) {
+__device__ __forceinline__ void kg_mma(__half, float* c, const unsigned* a, const unsigned* b) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void kg_mma(float, float* c, const unsigned* a, const unsigned* b) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -187,9 +206,13 @@ __device__ __forceinline__ void kg_wgmma_fence_acc(float* acc) {
 // tiles pass through a STAGES-deep ring in dynamic shared memory, filled
 // by cp.async (16-byte chunks, zero-filled out of bounds) when VEC holds:
 // each operand's rows start 16-byte aligned and its contiguous extent is a
-// multiple of 8. Otherwise plain predicated loads fill the same ring.
-// Shared rows are padded by 8 elements, so that ldmatrix's eight 16-byte
-// row reads fall on distinct banks. FRAGS is 1 to load each k-step's
+// multiple of 8 (4 for f32). Otherwise plain predicated loads fill the
+// same ring. Shared rows are padded by 8 elements, so that ldmatrix's eight
+// 16-byte row reads fall on distinct banks. f32 operands are multiplied as
+// tf32 (the statement rounds them with tf32()), k 8 at a time, their
+// fragments read element by element and rounded: K-major rows are padded by
+// 4 and the others by 8, which puts the 32 reads of a fragment on distinct
+// banks. FRAGS is 1 to load each k-step's
 // fragments just before its mma, 2 to double-buffer them across steps and
 // stages (more registers, no wait for ldmatrix at a stage's start).
 template <class T, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int FRAGS, bool AK, bool BKM>
@@ -198,11 +221,13 @@ struct KgMma {
   static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;
   static constexpr int MT = WTM / 16, NT = WTN / 8;
   static constexpr int ACC = MT * NT * 4;
-  static constexpr int PAD = 8;
-  static constexpr int AR = AK ? BM : BK, AC = AK ? BK : BM, AP = AC + PAD;
-  static constexpr int BR = BKM ? BN : BK, BC = BKM ? BK : BN, BP = BC + PAD;
+  static constexpr bool TF32 = sizeof(T) == 4;
+  static constexpr int EL = 16 / sizeof(T);  // elements a 16-byte chunk
+  static constexpr int KS = TF32 ? 8 : 16;   // k an mma
+  static constexpr int AR = AK ? BM : BK, AC = AK ? BK : BM, AP = AC + (TF32 && AK ? 4 : 8);
+  static constexpr int BR = BKM ? BN : BK, BC = BKM ? BK : BN, BP = BC + (TF32 && BKM ? 4 : 8);
   static constexpr int ASZ = AR * AP, BSZ = BR * BP;
-  static_assert(sizeof(T) == 2, "16-bit operands");
+  static_assert(sizeof(T) == 2 || TF32, "16-bit or tf32 operands");
   static_assert(WTM % 16 == 0 && WTN % 16 == 0 && BK % 16 == 0, "tile shape");
 
   // coord is accumulator f's row and column in the tile: fragment (i, j)
@@ -221,12 +246,12 @@ struct KgMma {
   template <bool VEC, int R, int C, int P>
   static __device__ __forceinline__ void load(T* s, const T* g, int64_t ld, int64_t r0, int64_t c0, int64_t rlim,
                                               int64_t clim) {
-    constexpr int CHUNKS = R * C / 8;
+    constexpr int CHUNKS = R * C / EL;
     static_assert(CHUNKS % THREADS == 0, "whole chunks per thread");
 #pragma unroll
     for (int q0 = 0; q0 < CHUNKS; q0 += THREADS) {
       const int q = q0 + threadIdx.x;
-      const int r = q / (C / 8), c = q % (C / 8) * 8;
+      const int r = q / (C / EL), c = q % (C / EL) * EL;
       const int64_t gr = r0 + r, gc = c0 + c;
       T* d = s + r * P + c;
       if (VEC) {
@@ -234,15 +259,34 @@ struct KgMma {
         kg_cp_async16(d, ok ? g + gr * ld + gc : g, ok);
       } else {
 #pragma unroll
-        for (int e = 0; e < 8; ++e) d[e] = gr < rlim && gc + e < clim ? g[gr * ld + gc + e] : kg_zero<T>();
+        for (int e = 0; e < EL; ++e) d[e] = gr < rlim && gc + e < clim ? g[gr * ld + gc + e] : kg_zero<T>();
       }
     }
   }
 
   // frags loads the warp's A and B fragments of k-step kk (a multiple of
-  // 16) from the stage at a and b.
+  // KS) from the stage at a and b.
   static __device__ __forceinline__ void frags(unsigned (&af)[MT][4], unsigned (&bf)[NT][2], const T* a, const T* b,
                                                int kk, int wm, int wn, int lane) {
+    if constexpr (TF32) {
+      // Thread (g, t) of the warp holds A (g, t), (g + 8, t), (g, t + 4),
+      // (g + 8, t + 4) and B (t, g), (t + 4, g) (PTX ISA, m16n8k8 .tf32).
+      const int g = lane / 4, t = lane % 4;
+      auto bits = [](float x) { return __float_as_uint(kg_tf32(x)); };
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        const int m = wm * WTM + i * 16;
+        auto at = [&](int r, int k) { return bits(AK ? a[(m + r) * AP + kk + k] : a[(kk + k) * AP + m + r]); };
+        af[i][0] = at(g, t), af[i][1] = at(g + 8, t), af[i][2] = at(g, t + 4), af[i][3] = at(g + 8, t + 4);
+      }
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const int n = wn * WTN + j * 8;
+        auto bt = [&](int k, int c) { return bits(BKM ? b[(n + c) * BP + kk + k] : b[(kk + k) * BP + n + c]); };
+        bf[j][0] = bt(t, g), bf[j][1] = bt(t + 4, g);
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const int m = wm * WTM + i * 16;
@@ -303,12 +347,12 @@ struct KgMma {
         wr = wr + 1 == STAGES ? 0 : wr + 1;
         unsigned af[MT][4], bf[NT][2];
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
+        for (int kk = 0; kk < BK; kk += KS) {
           frags(af, bf, sA + rd * ASZ, sB + rd * BSZ, kk, wm, wn, lane);
 #pragma unroll
           for (int i = 0; i < MT; ++i)
 #pragma unroll
-            for (int j = 0; j < NT; ++j) kg_mma16816(T(), acc + (i * NT + j) * 4, af[i], bf[j]);
+            for (int j = 0; j < NT; ++j) kg_mma(T(), acc + (i * NT + j) * 4, af[i], bf[j]);
         }
         rd = rd + 1 == STAGES ? 0 : rd + 1;
       }
@@ -321,7 +365,7 @@ struct KgMma {
       // the last step's loads read the next tile's stage, made ready by the
       // barrier one step earlier (which also frees stage wr: every warp has
       // its last fragments of tile kt - 1 in registers by then).
-      constexpr int KK = BK / 16;
+      constexpr int KK = BK / KS;
       static_assert(KK >= 2, "the pipeline needs BK >= 32");
       int rd = 0, wr = STAGES - 1;
       unsigned af[2][MT][4], bf[2][NT][2];
@@ -329,12 +373,12 @@ struct KgMma {
       for (int kt = 0; kt < KT; ++kt) {
   #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
-          frags(af[(kk + 1) % 2], bf[(kk + 1) % 2], sA + rd * ASZ, sB + rd * BSZ, (kk + 1) % KK * 16, wm, wn, lane);
+          frags(af[(kk + 1) % 2], bf[(kk + 1) % 2], sA + rd * ASZ, sB + rd * BSZ, (kk + 1) % KK * KS, wm, wn, lane);
           if (kk == 0 && kt + STAGES - 1 < KT) stage(wr, kt + STAGES - 1);
   #pragma unroll
           for (int i = 0; i < MT; ++i)
   #pragma unroll
-            for (int j = 0; j < NT; ++j) kg_mma16816(T(), acc + (i * NT + j) * 4, af[kk % 2][i], bf[kk % 2][j]);
+            for (int j = 0; j < NT; ++j) kg_mma(T(), acc + (i * NT + j) * 4, af[kk % 2][i], bf[kk % 2][j]);
           if (kk == KK - 2) {
             kg_cp_async_commit();
             kg_cp_async_wait<STAGES - 2>();  // tile kt + 1 has landed (this thread's part)

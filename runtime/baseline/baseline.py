@@ -49,6 +49,17 @@ def conv_out(x, w, p, groups=1, bias=None):
 
 # OPS maps a kernel name to a function of (inputs, params) returning the
 # callable to time.
+def tf32(f):
+    """f with TF32 tensor cores allowed, as a kernel's tf32() asks."""
+    def run():
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return f()
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+    return run
+
+
 OPS = {
     "gelu_erf": lambda t, p: lambda: F.gelu(t[0]),
     "gelu_tanh_approx": lambda t, p: lambda: F.gelu(t[0], approximate="tanh"),
@@ -61,6 +72,7 @@ OPS = {
     "matmul": lambda t, p: lambda: t[0] @ t[1],
     "matmul_bt": lambda t, p: lambda: t[0] @ t[1].T,
     "matmul_at": lambda t, p: lambda: t[0].T @ t[1],
+    "matmul_tf32": lambda t, p: tf32(lambda: t[0] @ t[1]),
     "gemm": lambda t, p: lambda: p.get("alpha", 1.0) * (t[0] @ t[1]) + p.get("beta", 0.0) * t[2],
     "matmul_bf16": lambda t, p: lambda: t[0] @ t[1],
     "matmul_f16_f32out": lambda t, p: lambda: (t[0] @ t[1].T).float(),

@@ -205,3 +205,38 @@ func TestReferenceWidensSums(t *testing.T) {
 		t.Errorf("reductions %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestTemplateChoice: statements take the template their shape calls for.
+func TestTemplateChoice(t *testing.T) {
+	const src = `
+kernel tr<M, N>(X: f32[M, N], B: f32[N, M]) -> (Y: f32[N, M]) {
+  Y[j, i] = X[i, j] * 2.0 + B[j, i]
+}
+kernel perm<A, B, C>(X: f32[A, B, C]) -> (Y: f32[A, C, B]) {
+  Y[a, c, b] = X[a, b, c]
+}
+kernel same<M, N>(X: f32[M, N], v: f32[N]) -> (Y: f32[M, N]) {
+  Y[i, j] = X[i, j] + v[j]
+}
+kernel bcast<M, N>(v: f32[M]) -> (Y: f32[M, N]) {
+  Y[i, j] = v[i]
+}
+kernel shifted<M, N>(X: f32[M, N]) -> (Y: f32[N, M]) {
+  Y[j, i] = X[i, (j + 1) % N]
+}
+`
+	prog, diags := frontend.CheckSource("t.kg", src)
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Diags[0].Msg)
+	}
+	want := map[string]string{"tr": "transpose", "perm": "transpose", "same": "elementwise", "bcast": "elementwise", "shifted": "elementwise"}
+	for name, tmpl := range want {
+		p, err := lower.Build(prog.Kernel(name), nil, name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Launches[0].Template.Name(); got != tmpl {
+			t.Errorf("%s: template %s, want %s", name, got, tmpl)
+		}
+	}
+}

@@ -178,6 +178,7 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 // templates not listed run one output point per thread (pointwise).
 var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"row-reduce":   (*emitter).rowReduce,
+	"transpose":    (*emitter).transpose,
 	"matmul-mma":   (*emitter).matmul,
 	"matmul-wgmma": (*emitter).matmul,
 	"matmul-simt":  (*emitter).matmul,

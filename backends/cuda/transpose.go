@@ -1,0 +1,46 @@
+package cuda
+
+import (
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// transpose renders a transpose launch: per tile, the staged load's
+// TILE x TILE values at (Q, P) go to shared memory with consecutive
+// threads along Q (the load's rows), then consecutive threads along P (the
+// output's rows) compute the statement, the staged load read from the
+// tile's transposed position. The tile rows are padded by one element so
+// that both passes hit distinct banks.
+func (e *emitter) transpose(l *lower.Launch) {
+	t := lower.MatchTranspose(l.Stmt)
+	tile, rows := l.Config["TILE"], l.Config["ROWS"]
+	ty := cType(t.Load.Tensor.DType)
+	e.printf("  __shared__ %s kg_tile[%d][%d];\n", ty, tile, tile+1)
+	e.printf("  const int64_t kg_Q = %s, kg_P = %s;\n", e.expr(lower.Extent([]*ir.Index{t.Q})), e.expr(lower.Extent([]*ir.Index{t.P})))
+	e.printf("  const int64_t kg_tq = (kg_Q + %d) / %d, kg_tp = (kg_P + %d) / %d;\n", tile-1, tile, tile-1, tile)
+	e.printf("  const int64_t kg_tiles = %s;\n", e.expr(lower.TransposeTiles(l)))
+	e.printf("  const int kg_tx = threadIdx.x %% %d, kg_ty = threadIdx.x / %d;\n", tile, tile)
+	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")
+	e.printf("    const int64_t kg_q0 = kg_t %% kg_tq * %d, kg_p0 = kg_t / kg_tq %% kg_tp * %d;\n", tile, tile)
+	if len(t.Batch) > 0 {
+		e.printf("    int64_t kg_b = kg_t / (kg_tq * kg_tp);\n")
+		e.decompose("    ", "kg_b", "kg_brest", t.Batch)
+	}
+	pass := func(inner, outer *ir.Index, body func()) {
+		e.printf("    for (int kg_r = kg_ty; kg_r < %d; kg_r += %d) {\n", tile, rows)
+		e.printf("      const int64_t %s = kg_%s0 + kg_tx, %s = kg_%s0 + kg_r;\n", name(inner.Name), map[*ir.Index]string{t.P: "p", t.Q: "q"}[inner], name(outer.Name), map[*ir.Index]string{t.P: "p", t.Q: "q"}[outer])
+		e.printf("      if (%s < kg_%s && %s < kg_%s) {\n", name(inner.Name), map[*ir.Index]string{t.P: "P", t.Q: "Q"}[inner], name(outer.Name), map[*ir.Index]string{t.P: "P", t.Q: "Q"}[outer])
+		body()
+		e.printf("      }\n")
+		e.printf("    }\n")
+	}
+	pass(t.Q, t.P, func() { e.printf("        kg_tile[kg_r][kg_tx] = %s;\n", e.expr(t.Load)) })
+	e.printf("    __syncthreads();\n")
+	pass(t.P, t.Q, func() {
+		e.loads = map[*ir.Load]string{t.Load: "kg_tile[kg_tx][kg_r]"}
+		e.store("        ", l.Stmt)
+		e.loads = nil
+	})
+	e.printf("    __syncthreads();  // the tile is free for the next one\n")
+	e.printf("  }\n")
+}

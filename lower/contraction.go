@@ -323,13 +323,15 @@ const MmaPad = 8
 // MmaSmem is the mma template's dynamic shared memory: STAGES copies of
 // the A and B tiles, each stored as in global memory (K-major or not),
 // with padded rows, in 2-byte elements.
-func MmaSmem(m *Matmul, c Config) int64 {
+func MmaSmem(m *Matmul, c Config) int64 { return mmaRing(m.AKMajor, m.BKMajor, c) }
+
+func mmaRing(aKMajor, bKMajor bool, c Config) int64 {
 	a := c["BM"] * (c["BK"] + MmaPad)
-	if !m.AKMajor {
+	if !aKMajor {
 		a = c["BK"] * (c["BM"] + MmaPad)
 	}
 	b := c["BN"] * (c["BK"] + MmaPad)
-	if !m.BKMajor {
+	if !bKMajor {
 		b = c["BK"] * (c["BN"] + MmaPad)
 	}
 	return c["STAGES"] * (a + b) * 2

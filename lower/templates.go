@@ -36,6 +36,8 @@ const MaxBlocks = 1 << 20
 var templates = []Template{
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
+	igemmTemplate{mma: true},
+	igemmTemplate{mma: false},
 	rowReduce{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},
 	generic,

@@ -166,6 +166,8 @@ var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"row-reduce":  (*emitter).rowReduce,
 	"matmul-mma":  (*emitter).matmul,
 	"matmul-simt": (*emitter).matmul,
+	"igemm-mma":   (*emitter).igemm,
+	"igemm-simt":  (*emitter).igemm,
 }
 
 // decompose declares the indices ix from the flat counter flat, the last

@@ -33,9 +33,9 @@ type Matmul struct {
 	AKMajor, BKMajor bool
 	// TensorCores: f16 or bf16 operands widened to f32, or f32 operands
 	// rounded with tf32(), multiplied and summed in f32: what mma
-	// instructions compute exactly (Operand is the operands' dtype).
+	// instructions compute exactly (Elem is the operands' dtype).
 	TensorCores bool
-	Operand     ir.DType
+	Elem        ir.DType
 }
 
 // MatchMatmul recognizes s as a matrix product, or returns nil.
@@ -100,7 +100,7 @@ func MatchMatmul(s *ir.Stmt) *Matmul {
 		return nil
 	}
 	mm.TensorCores = tensorCoreBody(r)
-	mm.Operand = mm.A.Tensor.DType
+	mm.Elem = mm.A.Tensor.DType
 	return mm
 }
 
@@ -279,7 +279,7 @@ func (t matmulTemplate) Default(l *Launch) Config {
 	if m := MatchMatmul(l.Stmt); m != nil {
 		rows, rok := Simplify(mul(Extent(m.Batch), Extent(m.M))).(*ir.Const)
 		cols, cok := Simplify(Extent(m.N)).(*ir.Const)
-		if rok && cok && (rows.I/256)*(cols.I/128) >= 2*bigGPU && m.Operand.Size() == 2 {
+		if rok && cok && (rows.I/256)*(cols.I/128) >= 2*bigGPU && m.Elem.Size() == 2 {
 			c["BM"], c["WARPS_M"], c["WARPS_N"] = 256, 4, 2
 		}
 	}
@@ -339,8 +339,8 @@ func (t matmulTemplate) Grid(l *Launch) Grid {
 // mma template, which keeps a fragment's reads on distinct banks: 8 for
 // ldmatrix's eight 16-byte rows; for tf32's element reads, 4 on K-major
 // rows and 8 on the others.
-func mmaPad(m *Matmul, kMajor bool) int64 {
-	if m.Operand == ir.F32 && kMajor {
+func mmaPad(elem ir.DType, kMajor bool) int64 {
+	if elem == ir.F32 && kMajor {
 		return 4
 	}
 	return 8
@@ -349,14 +349,18 @@ func mmaPad(m *Matmul, kMajor bool) int64 {
 // MmaSmem is the mma template's dynamic shared memory: STAGES copies of
 // the A and B tiles, each stored as in global memory (K-major or not),
 // with padded rows.
-func MmaSmem(m *Matmul, c Config) int64 {
-	a := c["BM"] * (c["BK"] + mmaPad(m, true))
-	if !m.AKMajor {
-		a = c["BK"] * (c["BM"] + mmaPad(m, false))
+func MmaSmem(m *Matmul, c Config) int64 { return mmaRing(m.AKMajor, m.BKMajor, m.Elem, c) }
+
+// mmaRing is the shared memory of STAGES A and B tiles of elem elements,
+// stored K-major or not.
+func mmaRing(aKMajor, bKMajor bool, elem ir.DType, c Config) int64 {
+	a := c["BM"] * (c["BK"] + mmaPad(elem, true))
+	if !aKMajor {
+		a = c["BK"] * (c["BM"] + mmaPad(elem, false))
 	}
-	b := c["BN"] * (c["BK"] + mmaPad(m, true))
-	if !m.BKMajor {
-		b = c["BK"] * (c["BN"] + mmaPad(m, false))
+	b := c["BN"] * (c["BK"] + mmaPad(elem, true))
+	if !bKMajor {
+		b = c["BK"] * (c["BN"] + mmaPad(elem, false))
 	}
-	return c["STAGES"] * (a + b) * int64(m.Operand.Size())
+	return c["STAGES"] * (a + b) * int64(elem.Size())
 }

@@ -37,6 +37,8 @@ var templates = []Template{
 	matmulWgmma{},
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
+	igemmTemplate{mma: true},
+	igemmTemplate{mma: false},
 	rowReduce{},
 	transposeTemplate{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},

@@ -28,7 +28,7 @@ func (matmulWgmma) Name() string              { return "matmul-wgmma" }
 func (matmulWgmma) Available(lim Limits) bool { return lim.Wgmma }
 func (matmulWgmma) Accepts(s *ir.Stmt) bool {
 	m := MatchMatmul(s)
-	return m != nil && m.TensorCores && m.Operand.Size() == 2 // tf32 products stay on matmul-mma
+	return m != nil && m.TensorCores && m.Elem.Size() == 2 // tf32 products stay on matmul-mma
 }
 
 func (matmulWgmma) Space() map[string][]int64 {

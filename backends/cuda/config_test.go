@@ -148,3 +148,39 @@ func TestWgmmaChosen(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrideIGemm: the igemm templates have the matmul templates' space
+// and constraints under their own names, so TEMPLATE.NAME keys tell them
+// apart from a matmul's in the same file.
+func TestOverrideIGemm(t *testing.T) {
+	const src = `kernel convs<N, H, W, C, F>(X: bf16[N, H, W, C], Wt: bf16[F, 3, 3, C], P: f32[N, C, H, W], V: f32[F, C, 3, 3]) -> (Y: bf16[N, H, W, F], Z: f32[N, F, H, W]) @acc(f32) {
+  Y[n, oh, ow, f] = sum[kh in 0..3, kw in 0..3, c]((X[n, oh + kh - 1, ow + kw - 1, c] ?? 0) * Wt[f, kh, kw, c])
+  Z[n, f, oh, ow] = sum[c, kh in 0..3, kw in 0..3]((P[n, c, oh + kh - 1, ow + kw - 1] ?? 0) * V[f, c, kh, kw])
+}
+`
+	cases := []struct {
+		config lower.Config
+		want   string // in the error; "" for none
+	}{
+		{lower.Config{"igemm-mma.BM": 64, "igemm-mma.BN": 64, "igemm-simt.BK": 16}, ""},
+		{lower.Config{"igemm-mma.BM": 96}, "not in template igemm-mma's space"},
+		{lower.Config{"igemm-mma.BM": 64, "igemm-mma.BN": 64, "igemm-mma.WARPS_M": 4, "igemm-mma.WARPS_N": 4}, "whole 8-element chunks"},
+		{lower.Config{"igemm-mma.BM": 256, "igemm-mma.BN": 256, "igemm-mma.BK": 64, "igemm-mma.STAGES": 5}, "bytes of shared memory a block"},
+		{lower.Config{"igemm-simt.BK": 32}, "not in template igemm-simt's space"},
+	}
+	for _, c := range cases {
+		p := plansOf(t, "convs.kg", src)[0]
+		if got := p.Launches[0].Template.Name() + " " + p.Launches[1].Template.Name(); got != "igemm-mma igemm-simt" {
+			t.Fatalf("templates %s", got)
+		}
+		_, err := lower.Override(p, c.config, sm80)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.config, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
+		case c.want == "" && (p.Launches[0].Config["BM"] != 64 || p.Launches[1].Config["BK"] != 16):
+			t.Errorf("%v: configs %v and %v", c.config, p.Launches[0].Config, p.Launches[1].Config)
+		}
+	}
+}

@@ -184,11 +184,18 @@ var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"matmul-mma":   (*emitter).matmul,
 	"matmul-wgmma": (*emitter).matmul,
 	"matmul-simt":  (*emitter).matmul,
+	"igemm-mma":    (*emitter).igemm,
+	"igemm-simt":   (*emitter).igemm,
 }
 
 // decompose declares the indices ix from the flat counter flat, the last
 // index varying fastest.
 func (e *emitter) decompose(indent, flat, rest string, ix []*ir.Index) {
+	e.decomposeAs(indent, "const int64_t", flat, rest, ix)
+}
+
+// decomposeAs is decompose with the indices declared as decl.
+func (e *emitter) decomposeAs(indent, decl, flat, rest string, ix []*ir.Index) {
 	if len(ix) > 1 {
 		e.printf("%sint64_t %s = %s;\n", indent, rest, flat)
 		flat = rest
@@ -201,9 +208,9 @@ func (e *emitter) decompose(indent, flat, rest string, ix []*ir.Index) {
 			off = e.paren(x.Lo) + " + "
 		}
 		if j == 0 {
-			e.printf("%sconst int64_t %s = %s%s;\n", indent, name(x.Name), off, flat)
+			e.printf("%s%s %s = %s%s;\n", indent, decl, name(x.Name), off, flat)
 		} else {
-			e.printf("%sconst int64_t %s = %s%s %% %s;\n", indent, name(x.Name), off, flat, extent)
+			e.printf("%s%s %s = %s%s %% %s;\n", indent, decl, name(x.Name), off, flat, extent)
 			e.printf("%s%s /= %s;\n", indent, flat, extent)
 		}
 	}
@@ -412,6 +419,9 @@ func (e *emitter) linear(idx, shape []ir.Expr) string {
 // paren renders e, parenthesized unless it is atomic.
 func (e *emitter) paren(x ir.Expr) string {
 	s := e.expr(x)
+	if l, ok := x.(*ir.Load); ok && e.loads[l] == s {
+		return s // a variable standing for the load
+	}
 	if atomic(x) && !strings.HasPrefix(s, "-") {
 		return s
 	}
@@ -508,15 +518,7 @@ func (e *emitter) expr(x ir.Expr) string {
 		if r, ok := e.regs[x.Tensor]; ok {
 			return r
 		}
-		access := fmt.Sprintf("%s[%s]", name(x.Tensor.Name), e.linear(x.Index, x.Tensor.Shape))
-		if x.Default == nil {
-			return access
-		}
-		var conds []string
-		for d, ix := range x.Index {
-			conds = append(conds, fmt.Sprintf("kg_in(%s, %s)", e.expr(ix), e.expr(x.Tensor.Shape[d])))
-		}
-		return fmt.Sprintf("(%s ? %s : %s)", strings.Join(conds, " && "), access, e.expr(x.Default))
+		return e.read(x, nil)
 	case *ir.Unary:
 		return fmt.Sprintf("(%s%s)", x.Op, e.paren(x.X))
 	case *ir.Binary:
@@ -553,6 +555,26 @@ func (e *emitter) expr(x ir.Expr) string {
 		return e.reduce(x)
 	}
 	panic(fmt.Sprintf("cuda: cannot emit %T", x))
+}
+
+// read renders load x from memory. With a default, the dimensions that
+// checked marks (all of them when checked is nil) are tested before the
+// read.
+func (e *emitter) read(x *ir.Load, checked []bool) string {
+	access := fmt.Sprintf("%s[%s]", name(x.Tensor.Name), e.linear(x.Index, x.Tensor.Shape))
+	if x.Default == nil {
+		return access
+	}
+	var conds []string
+	for d, ix := range x.Index {
+		if checked == nil || checked[d] {
+			conds = append(conds, fmt.Sprintf("kg_in(%s, %s)", e.expr(ix), e.expr(x.Tensor.Shape[d])))
+		}
+	}
+	if len(conds) == 0 {
+		return access
+	}
+	return fmt.Sprintf("(%s ? %s : %s)", strings.Join(conds, " && "), access, e.expr(x.Default))
 }
 
 // reduce renders a reduction as an immediately invoked lambda, so that it

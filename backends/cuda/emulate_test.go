@@ -22,7 +22,7 @@ import (
 // reference interpreter: the emission's semantics (indexing, conversions,
 // floor division, reductions, the row-reduce template's block reductions)
 // are checked without a GPU. Each kernel runs its optimized plan and its
-// reference plan at one small shape.
+// reference plan at small shapes (see emulateFile).
 func TestEmulatedExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles every example with g++")
@@ -31,11 +31,6 @@ func TestEmulatedExamples(t *testing.T) {
 	if err != nil {
 		t.Skip("no g++")
 	}
-	shim, _ := filepath.Abs("testdata/host/shim.h")
-	sm90a, err := runtime.ParseTarget("cuda:sm_90a")
-	if err != nil {
-		t.Fatal(err)
-	}
 	paths, _ := filepath.Glob("../../examples/*.kg")
 	if len(paths) == 0 {
 		t.Fatal("no examples")
@@ -43,80 +38,127 @@ func TestEmulatedExamples(t *testing.T) {
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			t.Parallel()
-			text, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all := plansOf(t, path, string(text))
-			// Kernels at runtime sizes with their reference twins, and
-			// the instances small enough to emulate at their own sizes
-			// (constant extents take other paths: cached and prefetched
-			// rows, vector loops).
-			var plans, small []*lower.Plan
-			for _, p := range all {
-				if p.Env != nil {
-					if ir.Work(p.Source, p.Env) <= 2e6 {
-						small = append(small, p)
-					}
-					continue
-				}
-				ref, err := lower.BuildReference(p.Source, p.Name+"__ref")
-				if err != nil {
-					t.Fatal(err)
-				}
-				plans = append(plans, p, ref)
-				// A kernel that Hopper plans with a template of its own
-				// (matmul-wgmma) runs that plan too.
-				hop, err := lower.Build(p.Source, nil, p.Name+"__sm90a", sm90a.Limits())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if slices.ContainsFunc(hop.Launches, func(l *lower.Launch) bool { return l.Template.Name() == "matmul-wgmma" }) {
-					plans = append(plans, hop)
-				}
-			}
-			dir := t.TempDir()
-			src := filepath.Join(dir, "k.cpp")
-			compiled := append(slices.Clone(plans), small...)
-			if err := os.WriteFile(src, []byte(Emit(compiled)+harness(compiled)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			bin := filepath.Join(dir, "k")
-			out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
-			if err != nil {
-				t.Fatalf("g++: %v\n%s", err, out)
-			}
-			var instances []*ir.Instance
-			for _, p := range all {
-				if p.Env != nil {
-					instances = append(instances, &ir.Instance{Name: p.Name, Kernel: p.Source, Env: p.Env})
-				}
-			}
-			for _, p := range plans {
-				shapes := runtime.TestShapes(p.Source, instances, 2e6)
-				if len(shapes) == 0 {
-					t.Errorf("%s: no small shape to test", p.Name)
-					continue
-				}
-				// The last shape has odd sizes (scalar paths, edge tiles);
-				// the first is an instance's or a round one, where the
-				// elementwise template takes its vector path.
-				picks := []runtime.Shape{shapes[len(shapes)-1]}
-				if len(shapes) > 1 && slices.ContainsFunc(p.Launches, func(l *lower.Launch) bool { return l.Template.Name() == "elementwise" }) {
-					picks = append(picks, shapes[0])
-				}
-				for _, sh := range picks {
-					if err := emulate(t, bin, p, sh.Env, dir); err != nil {
-						t.Errorf("%s at %s: %v", p.Name, sh.Env, err)
-					}
-				}
-			}
-			for _, p := range small {
-				if err := emulate(t, bin, p, p.Env, dir); err != nil {
-					t.Errorf("%s: %v", p.Name, err)
-				}
-			}
+			emulateFile(t, gxx, path)
 		})
+	}
+}
+
+// TestEmulatedIGemm emulates testdata/igemm.kg, the implicit GEMMs at the
+// igemm templates' edges, and checks that every launch of it took one of
+// those templates.
+func TestEmulatedIGemm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with g++")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++")
+	}
+	text, err := os.ReadFile("testdata/igemm.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plansOf(t, "igemm.kg", string(text)) {
+		for _, l := range p.Launches {
+			if !strings.HasPrefix(l.Template.Name(), "igemm-") {
+				t.Errorf("%s: template %s, want igemm-mma or igemm-simt", l.Name, l.Template.Name())
+			}
+		}
+	}
+	emulateFile(t, gxx, "testdata/igemm.kg")
+}
+
+// emulateFile runs the kernels of the spec at path in the emulator, each
+// with its reference plan, at the kernel's last (odd) test shape, and
+// every instance small enough at its own sizes, and kernels that sm_90a
+// plans differently (matmul-wgmma) also with that plan; it compares every
+// output with the interpreter's. Kernels on the elementwise template also run at
+// their first shape (an instance's or a round one, where the vector path
+// runs), and on an igemm template at every test shape.
+func emulateFile(t *testing.T, gxx, path string) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, _ := filepath.Abs("testdata/host/shim.h")
+	sm90a, err := runtime.ParseTarget("cuda:sm_90a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := func(p *lower.Plan, prefix string) bool {
+		return slices.ContainsFunc(p.Launches, func(l *lower.Launch) bool { return strings.HasPrefix(l.Template.Name(), prefix) })
+	}
+	all := plansOf(t, path, string(text))
+	// Kernels at runtime sizes with their reference twins, and
+	// the instances small enough to emulate at their own sizes
+	// (constant extents take other paths: cached and prefetched
+	// rows, vector loops, proven bounds).
+	var plans, small []*lower.Plan
+	for _, p := range all {
+		if p.Env != nil {
+			if ir.Work(p.Source, p.Env) <= 2e6 {
+				small = append(small, p)
+			}
+			continue
+		}
+		ref, err := lower.BuildReference(p.Source, p.Name+"__ref")
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, p, ref)
+		// A kernel that Hopper plans with a template of its own
+		// (matmul-wgmma) runs that plan too.
+		hop, err := lower.Build(p.Source, nil, p.Name+"__sm90a", sm90a.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uses(hop, "matmul-wgmma") {
+			plans = append(plans, hop)
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "k.cpp")
+	compiled := append(slices.Clone(plans), small...)
+	if err := os.WriteFile(src, []byte(Emit(compiled)+harness(compiled)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "k")
+	out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	var instances []*ir.Instance
+	for _, p := range all {
+		if p.Env != nil {
+			instances = append(instances, &ir.Instance{Name: p.Name, Kernel: p.Source, Env: p.Env})
+		}
+	}
+	for _, p := range plans {
+		shapes := runtime.TestShapes(p.Source, instances, 2e6)
+		if len(shapes) == 0 {
+			t.Errorf("%s: no small shape to test", p.Name)
+			continue
+		}
+		// The last shape has odd sizes (scalar paths, edge tiles);
+		// the first is an instance's or a round one, where the
+		// elementwise template takes its vector path.
+		picks := []runtime.Shape{shapes[len(shapes)-1]}
+		switch {
+		case uses(p, "igemm-"):
+			picks = shapes
+		case len(shapes) > 1 && uses(p, "elementwise"):
+			picks = append(picks, shapes[0])
+		}
+		for _, sh := range picks {
+			if err := emulate(t, bin, p, sh.Env, dir); err != nil {
+				t.Errorf("%s at %s: %v", p.Name, sh.Env, err)
+			}
+		}
+	}
+	for _, p := range small {
+		if err := emulate(t, bin, p, p.Env, dir); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
 	}
 }
 

@@ -32,8 +32,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 	extK := lower.Extent([]*ir.Index{m.K})
 	e.printf("  const int64_t kg_M = %s, kg_N = %s, kg_K = %s;\n", e.expr(lower.Extent(m.M)), e.expr(lower.Extent(m.N)), e.expr(extK))
 	e.printf("  const int64_t kg_lda = %s, kg_ldb = %s;\n", e.expr(lda), e.expr(ldb))
-	e.printf("  const int64_t kg_tm = (kg_M + %d) / %d, kg_tn = (kg_N + %d) / %d;\n", bm-1, bm, bn-1, bn)
-	e.printf("  const int64_t kg_tiles = %s * kg_tm * kg_tn;\n", e.paren(lower.Extent(m.Batch)))
+	e.tileCount(bm, bn, m.Batch)
 	ak, bk := m.AKMajor, m.BKMajor
 	if m.TensorCores {
 		if wgmma {
@@ -46,7 +45,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 		// cp.async moves 16-byte chunks of el elements: every operand row
 		// and batch offset must start 16-byte aligned, and each contiguous
 		// extent must be whole chunks, for a chunk to be all in or all out.
-		el := 16 / m.Operand.Size()
+		el := 16 / m.Elem.Size()
 		conds := []string{
 			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),
 			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.B.Tensor.Name)),
@@ -61,7 +60,18 @@ func (e *emitter) matmul(l *lower.Launch) {
 	} else {
 		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(m.Reduce.T), c["BK"], ak, bk)
 	}
-	e.tileLoop(m, ta, tb, "")
+	e.tileLoop(m.Batch)
+	offA, offB := "", ""
+	if len(m.Batch) > 0 {
+		var pa, pb []string
+		for _, ix := range m.Batch {
+			pa = append(pa, name(ix.Name)+" * "+e.paren(lower.Stride(m.A, ix)))
+			pb = append(pb, name(ix.Name)+" * "+e.paren(lower.Stride(m.B, ix)))
+		}
+		offA, offB = " + ("+strings.Join(pa, " + ")+")", " + ("+strings.Join(pb, " + ")+")"
+	}
+	e.printf("    const %s* kg_a = %s%s;\n", ta, name(m.A.Tensor.Name), offA)
+	e.printf("    const %s* kg_b = %s%s;\n", tb, name(m.B.Tensor.Name), offB)
 	acc := cType(m.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
@@ -75,40 +85,43 @@ func (e *emitter) matmul(l *lower.Launch) {
 		e.loads = nil
 		e.printf("    kg_tile_t::run(%s, [](%s kg_x, %s kg_y) -> %s { return %s; });\n", args, ta, tb, acc, body)
 	}
+	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt)
+}
+
+// tileCount declares the number of bm x bn tiles of a kg_M x kg_N product,
+// kg_tiles (times the batch).
+func (e *emitter) tileCount(bm, bn int64, batch []*ir.Index) {
+	e.printf("  const int64_t kg_tm = (kg_M + %d) / %d, kg_tn = (kg_N + %d) / %d;\n", bm-1, bm, bn-1, bn)
+	e.printf("  const int64_t kg_tiles = %s * kg_tm * kg_tn;\n", e.paren(lower.Extent(batch)))
+}
+
+// tileLoop opens the grid-stride loop over tiles: tile row kg_tr and
+// column kg_tc (grouped for L2 reuse), and the batch indices.
+func (e *emitter) tileLoop(batch []*ir.Index) {
+	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")
+	e.printf("    int64_t kg_tr, kg_tc;\n")
+	e.printf("    kg_tile_of(kg_t %% (kg_tm * kg_tn), kg_tm, kg_tn, &kg_tr, &kg_tc);\n")
+	if len(batch) > 0 {
+		e.printf("    const int64_t kg_bt = kg_t / (kg_tm * kg_tn);\n")
+		e.decompose("    ", "kg_bt", "kg_brest", batch)
+	}
+}
+
+// epilogue stores the statement for each accumulator of the tile inside
+// the bounds, the sum r in the accumulator, and closes the tile loop.
+func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s *ir.Stmt) {
 	e.printf("#pragma unroll\n")
 	e.printf("    for (int kg_f = 0; kg_f < kg_tile_t::ACC; ++kg_f) {\n")
 	e.printf("      int kg_r, kg_c;\n")
 	e.printf("      kg_tile_t::coord(kg_f, &kg_r, &kg_c);\n")
 	e.printf("      const int64_t kg_m = kg_tr * %d + kg_r, kg_n = kg_tc * %d + kg_c;\n", bm, bn)
 	e.printf("      if (kg_m < kg_M && kg_n < kg_N) {\n")
-	e.decompose("        ", "kg_m", "kg_mrest", m.M)
-	e.decompose("        ", "kg_n", "kg_nrest", m.N)
-	e.reduced = map[*ir.Reduce]string{m.Reduce: "kg_acc[kg_f]"}
-	e.store("        ", l.Stmt)
+	e.decompose("        ", "kg_m", "kg_mrest", rows)
+	e.decompose("        ", "kg_n", "kg_nrest", cols)
+	e.reduced = map[*ir.Reduce]string{r: "kg_acc[kg_f]"}
+	e.store("        ", s)
 	e.reduced = nil
 	e.printf("      }\n")
 	e.printf("    }\n")
 	e.printf("  }\n")
-}
-
-// tileLoop opens the grid-stride loop over output tiles: the tile's row
-// and column (kg_tr, kg_tc), its batch indices, and the operands' batch
-// slices kg_a and kg_b; indent shifts it right.
-func (e *emitter) tileLoop(m *lower.Matmul, ta, tb, indent string) {
-	e.printf("%s  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n", indent)
-	e.printf("%s    int64_t kg_tr, kg_tc;\n", indent)
-	e.printf("%s    kg_tile_of(kg_t %% (kg_tm * kg_tn), kg_tm, kg_tn, &kg_tr, &kg_tc);\n", indent)
-	offA, offB := "", ""
-	if len(m.Batch) > 0 {
-		e.printf("%s    const int64_t kg_bt = kg_t / (kg_tm * kg_tn);\n", indent)
-		e.decompose(indent+"    ", "kg_bt", "kg_brest", m.Batch)
-		var pa, pb []string
-		for _, ix := range m.Batch {
-			pa = append(pa, name(ix.Name)+" * "+e.paren(lower.Stride(m.A, ix)))
-			pb = append(pb, name(ix.Name)+" * "+e.paren(lower.Stride(m.B, ix)))
-		}
-		offA, offB = " + ("+strings.Join(pa, " + ")+")", " + ("+strings.Join(pb, " + ")+")"
-	}
-	e.printf("%s    const %s* kg_a = %s%s;\n", indent, ta, name(m.A.Tensor.Name), offA)
-	e.printf("%s    const %s* kg_b = %s%s;\n", indent, tb, name(m.B.Tensor.Name), offB)
 }

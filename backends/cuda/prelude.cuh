@@ -109,14 +109,18 @@ struct alignas(sizeof(T) * N) KgVec {
   T v[N];
 };
 
-// ---- Matrix products (templates matmul-mma and matmul-simt) ----
+// ---- Matrix products (templates matmul-mma, matmul-simt, igemm-mma, igemm-simt) ----
 //
 // Both compute one BM x BN output tile of C = A B with C's rows from A and
 // columns from B. An operand is "K-major" when its rows run along K (A
-// stored M x K, B stored N x K) and is otherwise stored K x M (K x N); ld
-// is the element distance between its rows. Tiles are zero-filled past M,
-// N and K. After run, the caller reads accumulator f at tile position
-// coord(f) and applies the statement's epilogue.
+// stored M x K, B stored N x K) and is otherwise stored K x M (K x N).
+// Tiles read an operand g as g(r, c), element (r, c) of it as stored
+// (K-major or not), inside M, N and K, or as g.fill<n>(d, r, c, rlim,
+// clim), which writes elements (r, c) to (r, c + n - 1) to d, zero outside
+// rlim x clim: a KgRows for a matrix in memory, or a KgGather for an implicit
+// GEMM's operand gathered from the statement's own load. Tiles are
+// zero-filled past M, N and K. After run, the caller reads accumulator f
+// at tile position coord(f) and applies the statement's epilogue.
 
 template <class T>
 __device__ __forceinline__ T kg_zero() {
@@ -129,6 +133,47 @@ __device__ __forceinline__ float kg_widen(__half x) { return __half2float(x); }
 __device__ __forceinline__ float kg_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
 // An f32 operand of a tensor-core product is a tf32 one: the spec wrote tf32(x).
 __device__ __forceinline__ float kg_widen(float x) { return kg_tf32(x); }
+
+// KgRows is an operand stored in memory as rows of ld elements; ptr is
+// where cp.async copies from.
+template <class T>
+struct KgRows {
+  const T* p;
+  int64_t ld;
+  __device__ __forceinline__ T operator()(int64_t r, int64_t c) const { return p[r * ld + c]; }
+  __device__ __forceinline__ const T* ptr(int64_t r, int64_t c) const { return p + r * ld + c; }
+  template <int N>
+  __device__ __forceinline__ void fill(T* d, int64_t r, int64_t c, int64_t rlim, int64_t clim) const {
+#pragma unroll
+    for (int e = 0; e < N; ++e) d[e] = r < rlim && c + e < clim ? p[r * ld + c + e] : kg_zero<T>();
+  }
+};
+
+// KgGather is an operand computed by f(r, c, n, v), which writes elements
+// (r, c) to (r, c + n - 1) to v, n <= 8: a chunk of elements costs one
+// decomposition of r and c into the load's indices, then a step each.
+template <class T, class F>
+struct KgGather {
+  F f;
+  __device__ __forceinline__ T operator()(int64_t r, int64_t c) const {
+    T x;
+    f(r, c, 1, &x);
+    return x;
+  }
+  // fill stores the N elements at once: d is aligned for them.
+  template <int N>
+  __device__ __forceinline__ void fill(T* d, int64_t r, int64_t c, int64_t rlim, int64_t clim) const {
+    KgVec<T, N> v;
+#pragma unroll
+    for (int e = 0; e < N; ++e) v.v[e] = kg_zero<T>();
+    if (r < rlim && c < clim) f(r, c, clim - c < N ? (int)(clim - c) : N, v.v);
+    *(KgVec<T, N>*)d = v;
+  }
+};
+template <class T, class F>
+__device__ __forceinline__ KgGather<T, F> kg_gather(F f) {
+  return KgGather<T, F>{f};
+}
 
 // kg_tile_of maps tile t of a tm x tn grid of output tiles to its row and
 // column, in groups of 8 tile rows, so that blocks running together share
@@ -204,15 +249,16 @@ __device__ __forceinline__ void kg_wgmma_fence_acc(float* acc) {
 // KgMma is the tensor-core tile: WARPS_M x WARPS_N warps, each computing a
 // (BM / WARPS_M) x (BN / WARPS_N) sub-tile as 16x8 mma fragments; A and B
 // tiles pass through a STAGES-deep ring in dynamic shared memory, filled
-// by cp.async (16-byte chunks, zero-filled out of bounds) when VEC holds:
-// each operand's rows start 16-byte aligned and its contiguous extent is a
-// multiple of 8 (4 for f32). Otherwise plain predicated loads fill the
-// same ring. Shared rows are padded by 8 elements, so that ldmatrix's eight
+// by cp.async (16-byte chunks, zero-filled out of bounds) for an operand
+// whose VEC flag holds: a KgRows whose rows start 16-byte aligned and
+// whose contiguous extent is a multiple of 8 (4 for f32). Otherwise plain
+// predicated loads (or gathers) fill the same ring, a 16-byte chunk at a
+// time. Shared rows are padded by 8 elements, so that ldmatrix's eight
 // 16-byte row reads fall on distinct banks. f32 operands are multiplied as
 // tf32 (the statement rounds them with tf32()), k 8 at a time, their
-// fragments read element by element and rounded: K-major rows are padded by
-// 4 and the others by 8, which puts the 32 reads of a fragment on distinct
-// banks. FRAGS is 1 to load each k-step's
+// fragments read element by element and rounded: K-major rows are padded
+// by 4 and the others by 8, which puts the 32 reads of a fragment on
+// distinct banks. FRAGS is 1 to load each k-step's
 // fragments just before its mma, 2 to double-buffer them across steps and
 // stages (more registers, no wait for ldmatrix at a stage's start).
 template <class T, int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int FRAGS, bool AK, bool BKM>
@@ -241,11 +287,10 @@ struct KgMma {
   }
 
 #ifndef KGEN_HOST_EMULATION
-  // load stages rows [r0, r0 + R) x columns [c0, c0 + C) of g, bounded by
-  // rlim x clim, into s (row pitch P).
-  template <bool VEC, int R, int C, int P>
-  static __device__ __forceinline__ void load(T* s, const T* g, int64_t ld, int64_t r0, int64_t c0, int64_t rlim,
-                                              int64_t clim) {
+  // load stages rows [r0, r0 + R) x columns [c0, c0 + C) of operand g,
+  // bounded by rlim x clim, into s (row pitch P).
+  template <bool VEC, int R, int C, int P, class G>
+  static __device__ __forceinline__ void load(T* s, const G& g, int64_t r0, int64_t c0, int64_t rlim, int64_t clim) {
     constexpr int CHUNKS = R * C / EL;
     static_assert(CHUNKS % THREADS == 0, "whole chunks per thread");
 #pragma unroll
@@ -254,12 +299,11 @@ struct KgMma {
       const int r = q / (C / EL), c = q % (C / EL) * EL;
       const int64_t gr = r0 + r, gc = c0 + c;
       T* d = s + r * P + c;
-      if (VEC) {
+      if constexpr (VEC) {
         const bool ok = gr < rlim && gc < clim;
-        kg_cp_async16(d, ok ? g + gr * ld + gc : g, ok);
+        kg_cp_async16(d, ok ? g.ptr(gr, gc) : g.ptr(0, 0), ok);
       } else {
-#pragma unroll
-        for (int e = 0; e < EL; ++e) d[e] = gr < rlim && gc + e < clim ? g[gr * ld + gc + e] : kg_zero<T>();
+        g.template fill<EL>(d, gr, gc, rlim, clim);
       }
     }
   }
@@ -310,9 +354,11 @@ struct KgMma {
     }
   }
 
-  template <bool VEC>
-  static __device__ __forceinline__ void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
-                                             int64_t K, int64_t m0, int64_t n0, float* acc, unsigned char* smem) {
+  // run computes the tile at (m0, n0) from operands A and B, with
+  // cp.async for the one whose VA or VB holds.
+  template <bool VA, bool VB, class GA, class GB>
+  static __device__ __forceinline__ void run(const GA& A, const GB& B, int64_t M, int64_t N, int64_t K, int64_t m0,
+                                             int64_t n0, float* acc, unsigned char* smem) {
     T* sA = (T*)smem;
     T* sB = sA + STAGES * ASZ;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -323,13 +369,13 @@ struct KgMma {
     auto stage = [&](int s, int kt) {
       const int64_t k0 = (int64_t)kt * BK;
       if (AK)
-        load<VEC, AR, AC, AP>(sA + s * ASZ, A, lda, m0, k0, M, K);
+        load<VA, AR, AC, AP>(sA + s * ASZ, A, m0, k0, M, K);
       else
-        load<VEC, AR, AC, AP>(sA + s * ASZ, A, lda, k0, m0, K, M);
+        load<VA, AR, AC, AP>(sA + s * ASZ, A, k0, m0, K, M);
       if (BKM)
-        load<VEC, BR, BC, BP>(sB + s * BSZ, B, ldb, n0, k0, N, K);
+        load<VB, BR, BC, BP>(sB + s * BSZ, B, n0, k0, N, K);
       else
-        load<VEC, BR, BC, BP>(sB + s * BSZ, B, ldb, k0, n0, K, N);
+        load<VB, BR, BC, BP>(sB + s * BSZ, B, k0, n0, K, N);
     };
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
@@ -393,25 +439,39 @@ struct KgMma {
     __syncthreads();  // the ring is free for the block's next tile
   }
 #else
-  // On the CPU: the same tile, accumulator for accumulator, by a plain
-  // loop in f32 (tests the layouts, offsets and epilogue around the mma).
-  template <bool VEC>
-  static void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t m0,
-                  int64_t n0, float* acc, unsigned char*) {
-    for (int f = 0; f < ACC; ++f) {
-      int r, c;
-      coord(f, &r, &c);
-      const int64_t m = m0 + r, n = n0 + c;
-      acc[f] = 0.0f;
-      if (m >= M || n >= N) continue;
-      for (int64_t k = 0; k < K; ++k) {
-        const float a = kg_widen(AK ? A[m * lda + k] : A[k * lda + m]);
-        const float b = kg_widen(BKM ? B[n * ldb + k] : B[k * ldb + n]);
-        acc[f] += a * b;
+  // On the CPU: each thread stages every BK-deep slice of A and B as the
+  // block does, in 16-byte chunks (unpadded, no cp.async), then sums its
+  // accumulators' products in f32: tests the layouts, offsets, gathers and
+  // epilogue around the mma.
+  template <bool VA, bool VB, class GA, class GB>
+  static void run(const GA& A, const GB& B, int64_t M, int64_t N, int64_t K, int64_t m0, int64_t n0, float* acc,
+                  unsigned char*) {
+    alignas(16) T a[AR * AC], b[BR * BC];
+    for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
+    for (int64_t k0 = 0; k0 < K; k0 += BK) {
+      for (int r = 0; r < AR; ++r)
+        for (int c = 0; c < AC; c += EL)
+          A.template fill<EL>(a + r * AC + c, (AK ? m0 : k0) + r, (AK ? k0 : m0) + c, AK ? M : K, AK ? K : M);
+      for (int r = 0; r < BR; ++r)
+        for (int c = 0; c < BC; c += EL)
+          B.template fill<EL>(b + r * BC + c, (BKM ? n0 : k0) + r, (BKM ? k0 : n0) + c, BKM ? N : K, BKM ? K : N);
+      for (int f = 0; f < ACC; ++f) {
+        int i, j;
+        coord(f, &i, &j);
+        for (int k = 0; k < BK; ++k)
+          acc[f] += kg_widen(AK ? a[i * AC + k] : a[k * AC + i]) * kg_widen(BKM ? b[j * BC + k] : b[k * BC + j]);
       }
     }
   }
 #endif
+
+  // run for a matrix product of two matrices in memory, lda and ldb
+  // elements to a stored row, cp.async for both where VEC holds.
+  template <bool VEC>
+  static __device__ __forceinline__ void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
+                                             int64_t K, int64_t m0, int64_t n0, float* acc, unsigned char* smem) {
+    run<VEC, VEC>(KgRows<T>{A, lda}, KgRows<T>{B, ldb}, M, N, K, m0, n0, acc, smem);
+  }
 };
 
 // KgWgmma is the Hopper tensor-core tile (wgmma.mma_async, sm_90a only):
@@ -588,9 +648,10 @@ struct KgSimt {
     *col = at(f % 8, threadIdx.x % 16);
   }
 
-  template <class Mul>
-  static __device__ __forceinline__ void run(const TA* A, const TB* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
-                                             int64_t K, int64_t m0, int64_t n0, Acc* acc, Mul mul) {
+  // run computes the tile at (m0, n0) from operands A and B.
+  template <class GA, class GB, class Mul>
+  static __device__ __forceinline__ void run(const GA& A, const GB& B, int64_t M, int64_t N, int64_t K, int64_t m0,
+                                             int64_t n0, Acc* acc, Mul mul) {
     __shared__ TA sA[2][BK][BM + 4];
     __shared__ TB sB[2][BK][BN + 4];
     const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -606,14 +667,14 @@ struct KgSimt {
         const int e = tid + i * THREADS;
         const int m = AK ? e / BK : e % BM, k = AK ? e % BK : e / BM;
         const int64_t gm = m0 + m, gk = k0 + k;
-        ra[i] = gm < M && gk < K ? A[AK ? gm * lda + gk : gk * lda + gm] : kg_zero<TA>();
+        ra[i] = gm < M && gk < K ? (AK ? A(gm, gk) : A(gk, gm)) : kg_zero<TA>();
       }
 #pragma unroll
       for (int i = 0; i < LB; ++i) {
         const int e = tid + i * THREADS;
         const int n = BKM ? e / BK : e % BN, k = BKM ? e % BK : e / BN;
         const int64_t gn = n0 + n, gk = k0 + k;
-        rb[i] = gn < N && gk < K ? B[BKM ? gn * ldb + gk : gk * ldb + gn] : kg_zero<TB>();
+        rb[i] = gn < N && gk < K ? (BKM ? B(gn, gk) : B(gk, gn)) : kg_zero<TB>();
       }
     };
     auto stash = [&](int buf) {
@@ -654,5 +715,13 @@ struct KgSimt {
       if (kt + 1 < KT) stash(buf ^ 1);
       __syncthreads();
     }
+  }
+
+  // run for a matrix product of two matrices in memory, lda and ldb
+  // elements to a stored row.
+  template <class Mul>
+  static __device__ __forceinline__ void run(const TA* A, const TB* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
+                                             int64_t K, int64_t m0, int64_t n0, Acc* acc, Mul mul) {
+    run(KgRows<TA>{A, lda}, KgRows<TB>{B, ldb}, M, N, K, m0, n0, acc, mul);
   }
 };

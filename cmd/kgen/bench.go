@@ -236,11 +236,17 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	var tmpl []string
 	for _, l := range p.Launches {
 		tmpl = append(tmpl, l.Template.Name())
+		var dims [][]*ir.Index // batch, rows, columns and K of a matrix product
 		if m := lower.MatchMatmul(l.Stmt); m != nil && strings.HasPrefix(l.Template.Name(), "matmul") {
+			dims = [][]*ir.Index{m.Batch, m.M, m.N, {m.K}}
+		} else if g := lower.MatchIGemm(l.Stmt); g != nil && strings.HasPrefix(l.Template.Name(), "igemm") {
+			dims = [][]*ir.Index{g.Batch, g.M, g.N, g.K}
+		}
+		if dims != nil {
 			penv := p.Bind(p.Env)
 			n := 2.0
-			for _, e := range []ir.Expr{lower.Extent(m.Batch), lower.Extent(m.M), lower.Extent(m.N), lower.Extent([]*ir.Index{m.K})} {
-				v, _ := penv.Int(e)
+			for _, ix := range dims {
+				v, _ := penv.Int(lower.Extent(ix))
 				n *= float64(v)
 			}
 			row.Flops += n

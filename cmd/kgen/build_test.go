@@ -73,6 +73,24 @@ func TestBuildExamples(t *testing.T) {
 	}
 }
 
+// TestBuildIGemmEdges compiles the backend's implicit GEMMs at the igemm
+// templates' edges (testdata/igemm.kg: both operand layouts on tensor
+// cores, groups, gathered filters, defaults other than 0), which the
+// examples do not all reach, for sm_80 and sm_90.
+func TestBuildIGemmEdges(t *testing.T) {
+	needNVCC(t)
+	for _, arch := range []string{"sm_80", "sm_90"} {
+		out := t.TempDir()
+		code, _, errText := kgen(t, "build", "--target", "cuda:"+arch, "-o", out, "../../backends/cuda/testdata/igemm.kg")
+		if code != exitOK {
+			t.Fatalf("build for %s: exit %d\n%s", arch, code, errText)
+		}
+		if _, err := os.Stat(filepath.Join(out, "igemm."+arch+".cubin")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestBuildIsDeterministic: two builds write byte-identical sources and
 // manifests.
 func TestBuildIsDeterministic(t *testing.T) {

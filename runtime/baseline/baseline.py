@@ -100,6 +100,7 @@ OPS = {
     "transpose": lambda t, p: lambda: t[0].T.contiguous(),
     "conv2d": lambda t, p: lambda: conv_out(t[0], t[1], p),
     "conv2d_bias": lambda t, p: lambda: conv_out(t[0], t[1], p, bias=t[2]),
+    "conv2d_nhwc": lambda t, p: lambda: conv_out(t[0].permute(0, 3, 1, 2), t[1].permute(0, 3, 1, 2), p).permute(0, 2, 3, 1),
     "depthwise_conv2d": lambda t, p: lambda: conv_out(t[0], t[1].unsqueeze(1), p, groups=t[0].shape[1]),
 }
 

@@ -1,0 +1,151 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// igemm renders an igemm-mma or igemm-simt launch: the matmul's loop over
+// output tiles and its epilogue around the prelude's KgMma or KgSimt, which
+// read each operand as a KgRows when it is strided and otherwise through a
+// lambda that evaluates the statement's own load at the indices that the
+// element's row and k decompose into (a gather; out-of-bounds reads with
+// `??` give the default).
+func (e *emitter) igemm(l *lower.Launch) {
+	g := lower.MatchIGemm(l.Stmt)
+	c := l.Config
+	bm, bn := lower.TileShape(l)
+	ta, tb := cType(g.A.Load.Tensor.DType), cType(g.B.Load.Tensor.DType)
+	e.printf("  const int64_t kg_M = %s, kg_N = %s, kg_K = %s;\n", e.expr(lower.Extent(g.M)), e.expr(lower.Extent(g.N)), e.expr(lower.Extent(g.K)))
+	e.tileCount(bm, bn, g.Batch)
+	ak, bk := g.A.KMajor, g.B.KMajor
+	vec := false
+	if g.TensorCores {
+		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
+		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
+		// As for a matmul: cp.async needs 16-byte aligned rows and
+		// contiguous extents of whole chunks, here of the strided operands.
+		var conds []string
+		for _, o := range []struct {
+			op   *lower.Operand
+			rows string
+		}{{g.A, "kg_M"}, {g.B, "kg_N"}} {
+			if !o.op.Strided {
+				continue
+			}
+			contiguous := o.rows
+			if o.op.KMajor {
+				contiguous = "kg_K"
+			}
+			conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(o.op.Load.Tensor.Name)),
+				fmt.Sprintf("%s %% 8 == 0", e.paren(o.op.Ld)), fmt.Sprintf("%s %% 8 == 0", contiguous))
+			for _, ix := range g.Batch {
+				conds = append(conds, fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(o.op.Load, ix))))
+			}
+		}
+		if len(conds) > 0 {
+			vec = true
+			e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
+		}
+	} else {
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(g.Reduce.T), c["BK"], ak, bk)
+	}
+	e.tileLoop(g.Batch)
+	e.operand("A", g.A, g.K, g.Batch)
+	e.operand("B", g.B, g.K, g.Batch)
+	acc := cType(g.Reduce.T)
+	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
+	args := fmt.Sprintf("kg_a, kg_b, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
+	if g.TensorCores {
+		run := func(v bool) string {
+			return fmt.Sprintf("kg_tile_t::run<%t, %t>(%s, kg_smem);", v && g.A.Strided, v && g.B.Strided, args)
+		}
+		if vec {
+			e.printf("    if (kg_vec)\n      %s\n    else\n      %s\n", run(true), run(false))
+		} else {
+			e.printf("    %s\n", run(false))
+		}
+	} else {
+		// The statement's product of one element of each operand.
+		e.loads = map[*ir.Load]string{g.A.Load: "kg_x", g.B.Load: "kg_y"}
+		body := e.expr(g.Reduce.Body)
+		e.loads = nil
+		e.printf("    kg_tile_t::run(%s, [](%s kg_x, %s kg_y) -> %s { return %s; });\n", args, ta, tb, acc, body)
+	}
+	e.epilogue(bm, bn, g.M, g.N, g.Reduce, l.Stmt)
+}
+
+// operand declares operand ab ("A" or "B") as kg_a or kg_b: a KgRows
+// over its tensor for a strided operand, otherwise a KgGather of a lambda
+// of the element's stored coordinates, (row, k) when o is K-major and (k,
+// row) when not, and a count: it decomposes the row (kg_m or kg_n) into
+// o's row indices and k into the reduction's axes, then reads the load
+// there and steps the second coordinate's indices, count times.
+func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index) {
+	v, row := "kg_a", "kg_m"
+	if ab == "B" {
+		v, row = "kg_b", "kg_n"
+	}
+	t := cType(o.Load.Tensor.DType)
+	stored := []string{indexNames(o.Rows), indexNames(ks)}
+	if !o.KMajor {
+		stored[0], stored[1] = stored[1], stored[0]
+	}
+	how := "gathered"
+	if o.Strided {
+		how = "strided"
+	}
+	e.printf("    // %s = %s, %s, stored (%s) x (%s)\n", ab, name(o.Load.Tensor.Name), how, stored[0], stored[1])
+	if o.Strided {
+		off := ""
+		if len(batch) > 0 {
+			var parts []string
+			for _, ix := range batch {
+				parts = append(parts, name(ix.Name)+" * "+e.paren(lower.Stride(o.Load, ix)))
+			}
+			off = " + (" + strings.Join(parts, " + ") + ")"
+		}
+		e.printf("    const KgRows<%s> %s = {%s%s, %s};\n", t, v, name(o.Load.Tensor.Name), off, e.expr(o.Ld))
+		return
+	}
+	first, second := row, "kg_k"
+	fixed, stepped := o.Rows, ks
+	if !o.KMajor {
+		first, second = second, first
+		fixed, stepped = stepped, fixed
+	}
+	e.printf("    const auto %s = kg_gather<%s>([&](int64_t %s, int64_t %s, int kg_count, %s* kg_v) {\n", v, t, first, second, t)
+	e.decompose("      ", first, first+"rest", fixed)
+	e.decomposeAs("      ", "int64_t", second, second+"rest", stepped)
+	e.printf("#pragma unroll\n")
+	e.printf("      for (int kg_e = 0; kg_e < 8; ++kg_e) {\n")
+	e.printf("        if (kg_e < kg_count) {\n")
+	e.printf("          kg_v[kg_e] = %s;\n", e.read(o.Load, o.Checked))
+	e.printf("          %s\n", e.step(stepped))
+	e.printf("        }\n")
+	e.printf("      }\n")
+	e.printf("    });\n")
+}
+
+// step advances the indices ix, the last fastest, to the next point in
+// order: a statement.
+func (e *emitter) step(ix []*ir.Index) string {
+	s := "++" + name(ix[0].Name) + ";"
+	for _, x := range ix[1:] {
+		n := name(x.Name)
+		s = fmt.Sprintf("if (++%s == %s) { %s = 0; %s }", n, e.paren(x.Hi), n, s)
+	}
+	return s
+}
+
+// indexNames lists the names of ix, comma-separated.
+func indexNames(ix []*ir.Index) string {
+	var names []string
+	for _, x := range ix {
+		names = append(names, x.Name)
+	}
+	return strings.Join(names, ", ")
+}

@@ -249,7 +249,7 @@ type rowReduce struct{}
 func (rowReduce) Name() string            { return "row-reduce" }
 func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "VEC": {1, 2, 4, 8}}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}}
 }
 
 // MaxCached is the most row elements a thread keeps in registers.
@@ -288,18 +288,11 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 		}
 		loops = append(loops, l.Stmt.Index[l.RowDims])
 	}
-	if n < 0 || RowRegs(l, n) > MaxCached {
+	threads := l.Config["THREADS"]
+	if n < 0 || (n+threads-1)/threads > MaxCached {
 		return 0, nil, false
 	}
 	return n, loops, true
-}
-
-// RowRegs is the registers a thread holds a cached row of n elements in:
-// the block's threads take VEC consecutive elements at a time, THREADS *
-// VEC apart, so a thread holds whole chunks of VEC.
-func RowRegs(l *Launch, n int64) int64 {
-	threads, vec := l.Config["THREADS"], max(l.Config["VEC"], 1)
-	return (n + threads*vec - 1) / (threads * vec) * vec
 }
 
 // prefetching reports whether l loads each row's successor while it
@@ -337,7 +330,7 @@ func (rowReduce) Default(l *Launch) Config {
 		n = max(n, c.I)
 	}
 	if n < 0 {
-		return Config{"THREADS": 256, "PREFETCH": 1, "VEC": 1}
+		return Config{"THREADS": 256, "PREFETCH": 1}
 	}
 	t := int64(128)
 	for t < 1024 && t*8 < n {
@@ -347,22 +340,7 @@ func (rowReduce) Default(l *Launch) Config {
 	if t >= 512 {
 		prefetch = 1
 	}
-	return Config{"THREADS": t, "PREFETCH": prefetch, "VEC": rowVec(l)}
-}
-
-// rowVec is the default VEC of a row-reduce launch: 4-byte loads of the
-// narrowest input a row reads (2 bf16 or f16 elements, 1 f32).
-func rowVec(l *Launch) int64 {
-	size := int64(4)
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
-		ir.Walk(s.Value, func(e ir.Expr) bool {
-			if ld, ok := e.(*ir.Load); ok && ld.Tensor.Kind == ir.Input {
-				size = min(size, int64(ld.Tensor.DType.Size()))
-			}
-			return true
-		})
-	}
-	return max(4/size, 1)
+	return Config{"THREADS": t, "PREFETCH": prefetch}
 }
 
 // Grid is a block per row, or with prefetching, about as many blocks as

@@ -62,13 +62,11 @@ type emitter struct {
 	// cache names the register arrays that hold a row of an input in a
 	// row-reduce launch (see rowCache), loop is the index of the row loop
 	// being emitted, and cacheN, cacheJ and cacheThreads the row length,
-	// registers per thread and block size, cacheVec the elements a thread
-	// loads at a time.
+	// registers per thread and block size.
 	cache                        map[*ir.Tensor]string
 	cached                       []*ir.Tensor // cache's keys, in order
 	loop                         *ir.Index
 	cacheN, cacheJ, cacheThreads int64
-	cacheVec                     int64
 	rowIndex                     []*ir.Index
 }
 

@@ -94,20 +94,19 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 // rowCache decides whether the launch keeps rows of its inputs in
 // registers (lower.RowCache), and if so which: each input read as
 // X[row..., i] by one of the row's loops is loaded once a row, element i =
-// threadIdx.x + j * THREADS into kg_c_X[j] (with VEC > 1, chunks of VEC
-// consecutive elements, one vector load each where aligned: element
-// (c * THREADS + threadIdx.x) * VEC + e into kg_c_X[c * VEC + e]), and
-// every pass reads the registers: a softmax or layernorm reads its row
-// from memory once, with all of a thread's loads in flight together.
+// threadIdx.x + j * THREADS into kg_c_X[j], and every pass reads the
+// registers: a softmax or layernorm reads its row from memory once, with
+// all of a thread's loads in flight together.
 func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) bool {
 	n, loops, ok := lower.RowCache(l)
 	if !ok {
 		return false
 	}
+	threads := l.Config["THREADS"]
 	e.cache = map[*ir.Tensor]string{}
 	e.cached = nil
 	e.rowIndex = l.Stmt.Index[:l.RowDims]
-	e.cacheN, e.cacheJ, e.cacheThreads, e.cacheVec = n, lower.RowRegs(l, n), l.Config["THREADS"], max(l.Config["VEC"], 1)
+	e.cacheN, e.cacheJ, e.cacheThreads = n, (n+threads-1)/threads, threads
 	for _, s := range stmts {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			ld, ok := x.(*ir.Load)
@@ -141,25 +140,6 @@ func (e *emitter) loadRows(indent, prefix string) {
 		ct := cType(t.DType)
 		e.printf("%s{\n", indent)
 		e.printf("%s  const %s* kg_rp = %s + %s;\n", indent, ct, name(t.Name), e.linear(idx, t.Shape))
-		if v := e.cacheVec; v > 1 {
-			// A chunk of v elements, one vector load where the row is
-			// aligned and the chunk inside it.
-			e.printf("%s  const bool kg_al = (uintptr_t)kg_rp %% %d == 0;\n", indent, v*int64(t.DType.Size()))
-			e.printf("%s  #pragma unroll\n", indent)
-			e.printf("%s  for (int kg_c = 0; kg_c < %d; ++kg_c) {\n", indent, e.cacheJ/v)
-			e.printf("%s    const int64_t kg_i = ((int64_t)kg_c * %d + threadIdx.x) * %d;\n", indent, e.cacheThreads, v)
-			e.printf("%s    if (kg_al && kg_i + %d <= %dL) {\n", indent, v, e.cacheN)
-			e.printf("%s      const KgVec<%s, %d> kg_v = *(const KgVec<%s, %d>*)(kg_rp + kg_i);\n", indent, ct, v, ct, v)
-			e.printf("%s      #pragma unroll\n", indent)
-			e.printf("%s      for (int kg_e = 0; kg_e < %d; ++kg_e) %s%s[kg_c * %d + kg_e] = kg_v.v[kg_e];\n", indent, v, prefix, t.Name, v)
-			e.printf("%s    } else {\n", indent)
-			e.printf("%s      #pragma unroll\n", indent)
-			e.printf("%s      for (int kg_e = 0; kg_e < %d; ++kg_e) %s%s[kg_c * %d + kg_e] = kg_i + kg_e < %dL ? kg_rp[kg_i + kg_e] : kg_zero<%s>();\n", indent, v, prefix, t.Name, v, e.cacheN, ct)
-			e.printf("%s    }\n", indent)
-			e.printf("%s  }\n", indent)
-			e.printf("%s}\n", indent)
-			continue
-		}
 		e.printf("%s  #pragma unroll\n", indent)
 		e.printf("%s  for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
 		e.printf("%s    const int64_t kg_i = threadIdx.x + (int64_t)kg_j * %d;\n", indent, e.cacheThreads)
@@ -198,11 +178,7 @@ func (e *emitter) rowLoop(indent, flat, n string, ix []*ir.Index) string {
 	e.loop = ix[0]
 	e.printf("%s#pragma unroll\n", indent)
 	e.printf("%sfor (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
-	if v := e.cacheVec; v > 1 {
-		e.printf("%s  const int64_t %s = ((int64_t)(kg_j / %d) * %d + threadIdx.x) * %d + kg_j %% %d;\n", indent, flat, v, e.cacheThreads, v, v)
-	} else {
-		e.printf("%s  const int64_t %s = threadIdx.x + (int64_t)kg_j * %d;\n", indent, flat, e.cacheThreads)
-	}
+	e.printf("%s  const int64_t %s = threadIdx.x + (int64_t)kg_j * %d;\n", indent, flat, e.cacheThreads)
 	e.printf("%s  if (%s < %dL) {\n", indent, flat, e.cacheN)
 	return indent + "    "
 }

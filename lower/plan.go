@@ -96,8 +96,9 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 }
 
 // Build plans kernel k. With env set (an instance), the plan is
-// specialized: sizes and params become constants and the entry points are
-// named after name.
+// specialized: sizes and params become constants, the entry points are
+// named after name, and column reductions too narrow to fill the GPU are
+// split in two launches (splitColumns).
 func Build(k *ir.Kernel, env *ir.Env, name string) (*Plan, error) {
 	return build(k, env, name, false)
 }
@@ -124,6 +125,9 @@ func build(k *ir.Kernel, env *ir.Env, name string, reference bool) (*Plan, error
 	}
 	if err := ir.RunPasses(k, ""); err != nil {
 		return nil, err
+	}
+	if env != nil && !reference {
+		splitColumns(k)
 	}
 	if errs := ir.Verify(k); len(errs) > 0 {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])

@@ -37,6 +37,7 @@ var templates = []Template{
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
 	rowReduce{},
+	colReduce{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},
 	generic,
 }

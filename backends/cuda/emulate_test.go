@@ -20,9 +20,10 @@ import (
 // CPU, through testdata/host/shim.h (a thread per CUDA thread, barriers for
 // __syncthreads and shuffles), and compares every output with the
 // reference interpreter: the emission's semantics (indexing, conversions,
-// floor division, reductions, the row-reduce template's block reductions)
-// are checked without a GPU. Each kernel runs its optimized plan and its
-// reference plan at one small shape.
+// floor division, reductions, the row-reduce template's block reductions,
+// col-reduce's combines) are checked without a GPU. Each kernel runs its
+// optimized plan and its reference plan at one small shape (two where a
+// template has vector paths).
 func TestEmulatedExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles every example with g++")
@@ -31,7 +32,6 @@ func TestEmulatedExamples(t *testing.T) {
 	if err != nil {
 		t.Skip("no g++")
 	}
-	shim, _ := filepath.Abs("testdata/host/shim.h")
 	paths, _ := filepath.Glob("../../examples/*.kg")
 	if len(paths) == 0 {
 		t.Fatal("no examples")
@@ -62,17 +62,7 @@ func TestEmulatedExamples(t *testing.T) {
 				}
 				plans = append(plans, p, ref)
 			}
-			dir := t.TempDir()
-			src := filepath.Join(dir, "k.cpp")
-			compiled := append(slices.Clone(plans), small...)
-			if err := os.WriteFile(src, []byte(Emit(compiled)+harness(compiled)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			bin := filepath.Join(dir, "k")
-			out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
-			if err != nil {
-				t.Fatalf("g++: %v\n%s", err, out)
-			}
+			bin, dir := buildEmulator(t, gxx, append(slices.Clone(plans), small...))
 			var instances []*ir.Instance
 			for _, p := range all {
 				if p.Env != nil {
@@ -87,9 +77,13 @@ func TestEmulatedExamples(t *testing.T) {
 				}
 				// The last shape has odd sizes (scalar paths, edge tiles);
 				// the first is an instance's or a round one, where the
-				// elementwise template takes its vector path.
+				// elementwise and col-reduce templates take their vector
+				// paths.
 				picks := []runtime.Shape{shapes[len(shapes)-1]}
-				if len(shapes) > 1 && slices.ContainsFunc(p.Launches, func(l *lower.Launch) bool { return l.Template.Name() == "elementwise" }) {
+				vectors := func(l *lower.Launch) bool {
+					return l.Template.Name() == "elementwise" || l.Template.Name() == "col-reduce"
+				}
+				if len(shapes) > 1 && slices.ContainsFunc(p.Launches, vectors) {
 					picks = append(picks, shapes[0])
 				}
 				for _, sh := range picks {
@@ -105,6 +99,25 @@ func TestEmulatedExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildEmulator compiles the plans' CUDA with the harness and the shim
+// into an emulator binary in a new temporary directory, which it returns
+// with the binary.
+func buildEmulator(t *testing.T, gxx string, plans []*lower.Plan) (bin, dir string) {
+	t.Helper()
+	shim, _ := filepath.Abs("testdata/host/shim.h")
+	dir = t.TempDir()
+	src := filepath.Join(dir, "k.cpp")
+	if err := os.WriteFile(src, []byte(Emit(plans)+harness(plans)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, "k")
+	out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	return bin, dir
 }
 
 // emulate runs plan p at env on seeded inputs in the emulator and compares

@@ -98,8 +98,9 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 // Build plans kernel k for a target with limits lim (templates that need
 // an instruction the target lacks are not chosen; the zero Limits choose
 // only templates every target runs). With env set (an instance), the plan
-// is specialized: sizes and params become constants and the entry points
-// are named after name.
+// is specialized: sizes and params become constants, the entry points are
+// named after name, and column reductions too narrow to fill the GPU are
+// split in two launches (splitColumns).
 func Build(k *ir.Kernel, env *ir.Env, name string, lim Limits) (*Plan, error) {
 	return build(k, env, name, lim, false)
 }
@@ -126,6 +127,9 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference bool) (
 	}
 	if err := ir.RunPasses(k, ""); err != nil {
 		return nil, err
+	}
+	if env != nil && !reference {
+		splitColumns(k)
 	}
 	if errs := ir.Verify(k); len(errs) > 0 {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])

@@ -72,8 +72,8 @@ func TestPlanSoftmax(t *testing.T) {
 }
 
 // TestPlanWorkspace: a column sum cannot fuse with a row launch, so it is
-// a launch of its own that leaves its result in the workspace; the row
-// maximum fuses with the output.
+// a col-reduce launch of its own that leaves its result in the workspace;
+// the row maximum fuses with the output.
 func TestPlanWorkspace(t *testing.T) {
 	prog := check(t)
 	p, err := lower.Build(prog.Kernel("centered"), nil, "centered", lower.Limits{})
@@ -84,7 +84,7 @@ func TestPlanWorkspace(t *testing.T) {
 	for _, l := range p.Launches {
 		names = append(names, l.Name+":"+l.Template.Name())
 	}
-	if got, want := strings.Join(names, " "), "centered_0_cs:generic centered_1_Y:row-reduce"; got != want {
+	if got, want := strings.Join(names, " "), "centered_0_cs:col-reduce centered_1_Y:row-reduce"; got != want {
 		t.Errorf("launches %s, want %s", got, want)
 	}
 	if len(p.Workspace) != 1 || p.Workspace[0].Tensor.Name != "cs" {

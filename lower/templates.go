@@ -40,6 +40,7 @@ var templates = []Template{
 	igemmTemplate{mma: true},
 	igemmTemplate{mma: false},
 	rowReduce{},
+	colReduce{},
 	transposeTemplate{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},
 	generic,

@@ -184,3 +184,41 @@ func TestOverrideIGemm(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrideColReduce: col-reduce's parameters are checked against its
+// space, its whole-warp and shared-memory constraints and the target's
+// threads per block; an accepted configuration reaches the launch.
+func TestOverrideColReduce(t *testing.T) {
+	const src = `kernel sq<R, D>(X: f64[R, D]) -> (Y: f64[D]) {
+  Y[d] = sum[r](X[r, d] * X[r, d])
+}
+`
+	cases := []struct {
+		config lower.Config
+		want   string // in the error; "" for none
+	}{
+		{lower.Config{"TX": 4, "TY": 64, "VEC": 2, "UNROLL": 8}, ""},
+		{lower.Config{"col-reduce.TX": 1, "col-reduce.TY": 32}, ""},
+		{lower.Config{"VEC": 16}, "not in template col-reduce's space"},
+		{lower.Config{"TX": 4, "TY": 4}, "not a whole number of warps"},
+		{lower.Config{"TX": 32, "TY": 32, "VEC": 8}, "bytes of shared memory; at most 49152"},
+		{lower.Config{"TX": 256, "TY": 8, "VEC": 1}, "threads a block; the target allows 1024"},
+	}
+	for _, c := range cases {
+		p := plansOf(t, "sq.kg", src)[0]
+		_, err := lower.Override(p, c.config, sm80)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.config, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
+		case c.want == "":
+			for k, v := range c.config {
+				k = strings.TrimPrefix(k, "col-reduce.")
+				if got := p.Launches[0].Config[k]; got != v {
+					t.Errorf("%v: the launch has %s=%d", c.config, k, got)
+				}
+			}
+		}
+	}
+}

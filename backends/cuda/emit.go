@@ -178,6 +178,7 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 // templates not listed run one output point per thread (pointwise).
 var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"row-reduce":   (*emitter).rowReduce,
+	"col-reduce":   (*emitter).colReduce,
 	"transpose":    (*emitter).transpose,
 	"matmul-mma":   (*emitter).matmul,
 	"matmul-wgmma": (*emitter).matmul,
@@ -588,41 +589,24 @@ func (e *emitter) reduce(r *ir.Reduce) string {
 		n := name(ax.Name)
 		fmt.Fprintf(&sb, "for (int64_t %s = %s; %s < %s; ++%s) ", n, e.expr(ax.Lo), n, e.expr(ax.Hi), n)
 	}
-	body := e.expr(r.Body)
-	switch r.Op {
-	case ir.Sum:
-		fmt.Fprintf(&sb, "%s = %s + %s;", acc, acc, body)
-	case ir.Prod:
-		fmt.Fprintf(&sb, "%s = %s * %s;", acc, acc, body)
-	case ir.Max:
-		fmt.Fprintf(&sb, "%s = kg_max<%s>(%s, %s);", acc, t, acc, body)
-	case ir.Min:
-		fmt.Fprintf(&sb, "%s = kg_min<%s>(%s, %s);", acc, t, acc, body)
-	}
+	fmt.Fprintf(&sb, "%s = %s;", acc, e.accumulate(r, acc))
 	fmt.Fprintf(&sb, " return %s; }()", acc)
 	return sb.String()
 }
 
-func identity(op ir.ReduceOp, t ir.DType) string {
-	switch op {
-	case ir.Sum:
-		return constant(&ir.Const{T: t})
-	case ir.Prod:
-		return constant(&ir.Const{T: t, F: 1, I: 1})
-	case ir.Max:
-		if t.IsInt() {
-			lo, _ := t.IntRange()
-			return constant(&ir.Const{T: t, I: lo})
-		}
-		return constant(&ir.Const{T: t, F: math.Inf(-1)})
-	default:
-		if t.IsInt() {
-			_, hi := t.IntRange()
-			return constant(&ir.Const{T: t, I: hi})
-		}
-		return constant(&ir.Const{T: t, F: math.Inf(1)})
+// accumulate renders acc combined with r's body at the current point,
+// the body parenthesized where an operator would otherwise bind it
+// (acc * (1.0f + x), not acc * 1.0f + x).
+func (e *emitter) accumulate(r *ir.Reduce, acc string) string {
+	body := e.expr(r.Body)
+	if r.Op == ir.Sum || r.Op == ir.Prod {
+		body = e.paren(r.Body)
 	}
+	return combine(r.Op, cType(r.T), acc, body)
 }
+
+// identity renders the value of an empty reduction.
+func identity(op ir.ReduceOp, t ir.DType) string { return constant(lower.Identity(op, t)) }
 
 // constant renders a literal of its type.
 func constant(c *ir.Const) string {

@@ -20,9 +20,9 @@ import (
 // CPU, through testdata/host/shim.h (a thread per CUDA thread, barriers for
 // __syncthreads and shuffles), and compares every output with the
 // reference interpreter: the emission's semantics (indexing, conversions,
-// floor division, reductions, the row-reduce template's block reductions)
-// are checked without a GPU. Each kernel runs its optimized plan and its
-// reference plan at small shapes (see emulateFile).
+// floor division, reductions, the row-reduce template's block reductions,
+// col-reduce's combines) are checked without a GPU. Each kernel runs its
+// optimized plan and its reference plan at small shapes (see emulateFile).
 func TestEmulatedExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles every example with g++")
@@ -72,15 +72,15 @@ func TestEmulatedIGemm(t *testing.T) {
 // with its reference plan, at the kernel's last (odd) test shape, and
 // every instance small enough at its own sizes, and kernels that sm_90a
 // plans differently (matmul-wgmma) also with that plan; it compares every
-// output with the interpreter's. Kernels on the elementwise template also run at
-// their first shape (an instance's or a round one, where the vector path
-// runs), and on an igemm template at every test shape.
+// output with the interpreter's. Kernels on the elementwise and col-reduce
+// templates also run at their first shape (an instance's or a round one,
+// where the vector paths run), and on an igemm template at every test
+// shape.
 func emulateFile(t *testing.T, gxx, path string) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shim, _ := filepath.Abs("testdata/host/shim.h")
 	sm90a, err := runtime.ParseTarget("cuda:sm_90a")
 	if err != nil {
 		t.Fatal(err)
@@ -116,17 +116,7 @@ func emulateFile(t *testing.T, gxx, path string) {
 			plans = append(plans, hop)
 		}
 	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "k.cpp")
-	compiled := append(slices.Clone(plans), small...)
-	if err := os.WriteFile(src, []byte(Emit(compiled)+harness(compiled)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "k")
-	out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("g++: %v\n%s", err, out)
-	}
+	bin, dir := buildEmulator(t, gxx, append(slices.Clone(plans), small...))
 	var instances []*ir.Instance
 	for _, p := range all {
 		if p.Env != nil {
@@ -141,12 +131,12 @@ func emulateFile(t *testing.T, gxx, path string) {
 		}
 		// The last shape has odd sizes (scalar paths, edge tiles);
 		// the first is an instance's or a round one, where the
-		// elementwise template takes its vector path.
+		// elementwise and col-reduce templates take their vector paths.
 		picks := []runtime.Shape{shapes[len(shapes)-1]}
 		switch {
 		case uses(p, "igemm-"):
 			picks = shapes
-		case len(shapes) > 1 && uses(p, "elementwise"):
+		case len(shapes) > 1 && (uses(p, "elementwise") || uses(p, "col-reduce")):
 			picks = append(picks, shapes[0])
 		}
 		for _, sh := range picks {
@@ -160,6 +150,25 @@ func emulateFile(t *testing.T, gxx, path string) {
 			t.Errorf("%s: %v", p.Name, err)
 		}
 	}
+}
+
+// buildEmulator compiles the plans' CUDA with the harness and the shim
+// into an emulator binary in a new temporary directory, which it returns
+// with the binary.
+func buildEmulator(t *testing.T, gxx string, plans []*lower.Plan) (bin, dir string) {
+	t.Helper()
+	shim, _ := filepath.Abs("testdata/host/shim.h")
+	dir = t.TempDir()
+	src := filepath.Join(dir, "k.cpp")
+	if err := os.WriteFile(src, []byte(Emit(plans)+harness(plans)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, "k")
+	out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("g++: %v\n%s", err, out)
+	}
+	return bin, dir
 }
 
 // emulate runs plan p at env on seeded inputs in the emulator and compares

@@ -208,7 +208,7 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 		e.printf("%s  %s kg_part = %s;\n", indent, t, identity(r.Op, r.T))
 		in := e.rowLoop(indent+"  ", "kg_k", e.expr(n), r.Axes)
 		e.decompose(in, "kg_k", "kg_krest", r.Axes)
-		e.printf("%skg_part = %s;\n", in, combine(r.Op, t, "kg_part", e.expr(r.Body)))
+		e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
 		e.closeRowLoop(indent + "  ")
 		e.printf("%s  %s = kg_block_reduce<%s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
 			indent, reg, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)

@@ -1,0 +1,209 @@
+package lower
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// MinSplitRows is the fewest points of a reduction that each chunk of a
+// split column reduction takes.
+const MinSplitRows = 512
+
+// splitColumns gives more blocks to column reductions whose tiles cannot
+// fill the GPU (a mean over 65536 rows of 16 columns is one tile) when
+// every size is known: the statement becomes two col-reduce launches
+// through the workspace. The first reduces chunks of the first reduction
+// axis into a let of partial results; the second combines the chunks, in
+// order, with the same operation, and applies the epilogue:
+//
+//	let Y_part[chunk in 0..S, d] = sum[r in chunk * CH..min(chunk * CH + CH, R)](X[r, d])
+//	Y[d] = sum[chunk in 0..S](Y_part[chunk, d]) / R
+//
+// Each chunk reduces exactly its points (the last may be short), in the
+// accumulation type; there are no atomics, so results repeat run to run.
+func splitColumns(k *ir.Kernel) {
+	for i := 0; i < len(k.Stmts); i++ {
+		s := k.Stmts[i]
+		if choose(s, Limits{}).Name() != "col-reduce" {
+			continue
+		}
+		parts, chunk := splitSize(s)
+		if parts < 2 {
+			continue
+		}
+		p := splitStmt(k, s, parts, chunk)
+		lets := 0
+		for _, w := range k.Stmts[:i] {
+			if w.Target.Kind == ir.Let {
+				lets++
+			}
+		}
+		k.Lets = slices.Insert(k.Lets, lets, p.Target)
+		k.Stmts = slices.Insert(k.Stmts, i, p)
+		i++
+	}
+}
+
+// splitSize decides how many chunks the first axis of a column
+// reduction's reduction is split into, and their length: enough for about
+// two tiles per bigGPU multiprocessor, each at least MinSplitRows points.
+// It returns 0 parts when the tiles of the default configuration fill the
+// GPU, or when a size is not known.
+func splitSize(s *ir.Stmt) (parts, chunk int64) {
+	m := MatchColumns(s)
+	l := &Launch{Stmt: s, Template: colReduce{}}
+	l.Config = l.Template.Default(l)
+	tiles, ok := Simplify(ColTiles(l)).(*ir.Const)
+	n, nok := constExtent(m.Reduce.Axes)
+	first, fok := constExtent(m.Reduce.Axes[:1])
+	if !ok || !nok || !fok || tiles.I == 0 || tiles.I >= bigGPU || !allZeroLo(s.Index) {
+		return 0, 0
+	}
+	parts = min((2*bigGPU+tiles.I-1)/tiles.I, n/MinSplitRows, first)
+	if parts < 2 {
+		return 0, 0
+	}
+	chunk = (first + parts - 1) / parts
+	return (first + chunk - 1) / chunk, chunk
+}
+
+// allZeroLo: every index of ix starts at 0, as the let of partial
+// results' indices must.
+func allZeroLo(ix []*ir.Index) bool {
+	return !slices.ContainsFunc(ix, func(x *ir.Index) bool { return !zeroLo(x) })
+}
+
+// splitStmt returns the statement of the partial results of s, in parts
+// chunks of chunk points of its first reduction axis, and rewrites s to
+// combine them.
+func splitStmt(k *ir.Kernel, s *ir.Stmt, parts, chunk int64) *ir.Stmt {
+	r := MatchColumns(s).Reduce
+	ax := r.Axes[0]
+	taken := names(k)
+	chunkName := fresh(taken, "chunk")
+	// The partials' indices: the chunk, then copies of s's.
+	chunkIx := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+	index := []*ir.Index{chunkIx}
+	shape := []ir.Expr{ir.IntConst(parts)}
+	subst := map[*ir.Index]ir.Expr{}
+	for _, ix := range s.Index {
+		c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
+		index = append(index, c)
+		shape = append(shape, ix.Hi)
+		subst[ix] = &ir.IndexRef{Index: c}
+	}
+	// The first axis runs over the chunk's points.
+	start := func() ir.Expr {
+		return Simplify(add(ax.Lo, mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk))))
+	}
+	part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: start(), Hi: minExpr(add(start(), ir.IntConst(chunk)), ax.Hi)}
+	subst[ax] = &ir.IndexRef{Index: part}
+	t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_part"), Span: s.Target.Span, Kind: ir.Let, DType: r.T, Shape: shape}
+	p := &ir.Stmt{Target: t, Index: index, Span: s.Span,
+		Value: &ir.Reduce{Op: r.Op, Axes: append([]*ir.Index{part}, r.Axes[1:]...), Body: ir.Substitute(r.Body, subst), T: r.T, Span: r.Span}}
+
+	// s combines the chunks' results in order.
+	c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+	read := &ir.Load{Tensor: t, Index: []ir.Expr{&ir.IndexRef{Index: c}}, Span: r.Span}
+	for _, ix := range s.Index {
+		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
+	}
+	combined := &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span}
+	s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
+		if e == r {
+			return combined
+		}
+		return nil
+	})
+	return p
+}
+
+// minExpr is the i64 expression min(x, y).
+func minExpr(x, y ir.Expr) ir.Expr {
+	return &ir.Call{Fn: ir.MinFn, T: ir.I64, Args: []ir.Expr{x, y}}
+}
+
+// boundedExtent is an upper bound on the number of points of axes when
+// one is known: each axis's constant extent, or for a chunk of a split
+// reduction (lo..min(lo + n, hi)), n.
+func boundedExtent(axes []*ir.Index) (int64, bool) {
+	total := int64(1)
+	for _, ax := range axes {
+		if n, ok := constExtent([]*ir.Index{ax}); ok {
+			total *= n
+			continue
+		}
+		m, ok := ax.Hi.(*ir.Call)
+		if !ok || m.Fn != ir.MinFn {
+			return 0, false
+		}
+		sum, ok := m.Args[0].(*ir.Binary)
+		if !ok || sum.Op != ir.Add || ir.Format(sum.X) != ir.Format(ax.Lo) {
+			return 0, false
+		}
+		n, ok := sum.Y.(*ir.Const)
+		if !ok {
+			return 0, false
+		}
+		total *= n.I
+	}
+	return total, true
+}
+
+// Identity is the value of an empty reduction of op in dtype t: sum 0,
+// prod 1, max and min the lowest and highest values (infinities for
+// floats).
+func Identity(op ir.ReduceOp, t ir.DType) *ir.Const {
+	lo, hi := t.IntRange()
+	switch op {
+	case ir.Sum:
+		return &ir.Const{T: t}
+	case ir.Prod:
+		return &ir.Const{T: t, F: 1, I: 1}
+	case ir.Max:
+		return &ir.Const{T: t, F: math.Inf(-1), I: lo}
+	}
+	return &ir.Const{T: t, F: math.Inf(1), I: hi}
+}
+
+// names is every name in k's scopes: dims, params, tensors and the
+// indices of its statements and reductions.
+func names(k *ir.Kernel) map[string]bool {
+	taken := map[string]bool{}
+	for _, d := range k.Dims {
+		taken[d.Name] = true
+	}
+	for _, p := range k.Params {
+		taken[p.Name] = true
+	}
+	for _, t := range k.Tensors() {
+		taken[t.Name] = true
+	}
+	for _, s := range k.Stmts {
+		for _, ix := range s.Index {
+			taken[ix.Name] = true
+		}
+		ir.Walk(s.Value, func(e ir.Expr) bool {
+			if r, ok := e.(*ir.Reduce); ok {
+				for _, ax := range r.Axes {
+					taken[ax.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	return taken
+}
+
+// fresh returns base, or base2, base3, ... if base is taken, and takes it.
+func fresh(taken map[string]bool, base string) string {
+	n := base
+	for i := 2; taken[n]; i++ {
+		n = fmt.Sprintf("%s%d", base, i)
+	}
+	taken[n] = true
+	return n
+}

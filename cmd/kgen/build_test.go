@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
 )
@@ -112,4 +113,86 @@ func TestBuildIsDeterministic(t *testing.T) {
 			t.Errorf("%s differs between two builds", filepath.Base(f))
 		}
 	}
+}
+
+// TestBuildHopper compiles for cuda:sm_90a every example whose plans there
+// take matmul-wgmma, and checks that the PTX holds wgmma.mma_async and
+// that ptxas made the cubin. It needs an nvcc of CUDA 12 or later, named
+// by KGEN_NVCC_SM90A (CI installs one from PyPI: .ci/install-nvcc13) or
+// found as nvcc; without one it skips, or fails where
+// KGEN_REQUIRE_TOOLCHAINS=1.
+func TestBuildHopper(t *testing.T) {
+	nvcc, err := kgrt.FindNVCC(os.Getenv("KGEN_NVCC_SM90A"))
+	if err == nil {
+		err = nvcc.SupportsTarget(kgrt.Target{Arch: "sm_90a"})
+	}
+	if err != nil {
+		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %v (set KGEN_NVCC_SM90A)", err)
+		}
+		t.Skipf("no nvcc for sm_90a: %v", err)
+	}
+	examples, _ := filepath.Glob("../../examples/*.kg")
+	var hopper []string
+	for _, ex := range examples {
+		text, err := os.ReadFile(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, _ := frontend.CheckSource(ex, string(text))
+		if usesWgmma(t, prog) {
+			hopper = append(hopper, ex)
+		}
+	}
+	if len(hopper) == 0 {
+		t.Fatal("no example takes matmul-wgmma on sm_90a")
+	}
+	out := t.TempDir()
+	code, _, errText := kgen(t, append([]string{"build", "--nvcc", nvcc.Path, "--target", "cuda:sm_90a", "-o", out}, hopper...)...)
+	if code != exitOK {
+		t.Fatalf("build for sm_90a: exit %d\n%s", code, errText)
+	}
+	for _, ex := range hopper {
+		stem := strings.TrimSuffix(filepath.Base(ex), ".kg")
+		ptx, err := os.ReadFile(filepath.Join(out, stem+".sm_90a.ptx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(ptx), "wgmma.mma_async") {
+			t.Errorf("%s: no wgmma.mma_async in the PTX", stem)
+		}
+		if fi, err := os.Stat(filepath.Join(out, stem+".sm_90a.cubin")); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: no cubin: %v", stem, err)
+		}
+	}
+}
+
+// usesWgmma reports whether any kernel or instance of prog plans a
+// matmul-wgmma launch on sm_90a.
+func usesWgmma(t *testing.T, prog *ir.Program) bool {
+	t.Helper()
+	lim := kgrt.Target{Arch: "sm_90a"}.Limits()
+	check := func(k *ir.Kernel, env *ir.Env, name string) bool {
+		p, err := lower.Build(k, env, name, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range p.Launches {
+			if l.Template.Name() == "matmul-wgmma" {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range prog.Kernels {
+		if check(k, nil, k.Name) {
+			return true
+		}
+	}
+	for _, in := range prog.Instances {
+		if check(in.Kernel, in.Env, in.Name) {
+			return true
+		}
+	}
+	return false
 }

@@ -249,7 +249,7 @@ type rowReduce struct{}
 func (rowReduce) Name() string            { return "row-reduce" }
 func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8}}
 }
 
 // MaxCached is the most row elements a thread keeps in registers.
@@ -288,19 +288,23 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 		}
 		loops = append(loops, l.Stmt.Index[l.RowDims])
 	}
-	threads := l.Config["THREADS"]
+	threads := RowThreads(l)
 	if n < 0 || (n+threads-1)/threads > MaxCached {
 		return 0, nil, false
 	}
 	return n, loops, true
 }
 
+// RowThreads is the number of threads that share a row: the block's, or
+// with CLUSTER > 1, those of the cluster's blocks.
+func RowThreads(l *Launch) int64 { return l.Config["THREADS"] * max(l.Config["CLUSTER"], 1) }
+
 // prefetching reports whether l loads each row's successor while it
 // computes the row (PREFETCH, with the rows cached). Its blocks then stay
 // resident and take many rows each, so that loads and arithmetic overlap
 // within a block rather than only across blocks.
 func prefetching(l *Launch) bool {
-	if l.Config["PREFETCH"] != 1 {
+	if l.Config["PREFETCH"] != 1 || l.Config["CLUSTER"] > 1 {
 		return false
 	}
 	_, _, ok := RowCache(l)
@@ -316,7 +320,13 @@ func prefetching(l *Launch) bool {
 // with 512, 85% prefetching; softmax of 4096 x 16384 f32 37%, 55% and 71%
 // with 256, 512 and 1024 threads, 91% with 1024 prefetching; layernorm of
 // 8192 x 4096 f32 91% with 512 threads, 88% prefetching, but 74% with 256
-// prefetching (more blocks than fit at once with doubled registers).
+// prefetching (more blocks than fit at once with doubled registers). On a
+// target with clusters, rows too few for two blocks a multiprocessor are
+// shared by clusters of up to 8 blocks, each block at least 2048 elements
+// of the row (CLUSTER; no prefetching): softmax of 128 rows of 50257 f32
+// took 55.8 us with a block per row, 45.0 with clusters of 4 (and of 2,
+// or 8 of 512 threads), 56.1 with clusters of 8 of 1024 threads
+// (testsuite/results/2026-11-23-h100-bench-rows-cluster.log).
 func (rowReduce) Default(l *Launch) Config {
 	n := int64(-1)
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
@@ -330,17 +340,26 @@ func (rowReduce) Default(l *Launch) Config {
 		n = max(n, c.I)
 	}
 	if n < 0 {
-		return Config{"THREADS": 256, "PREFETCH": 1}
+		return Config{"THREADS": 256, "PREFETCH": 1, "CLUSTER": 1}
 	}
+	// Too few rows to give every multiprocessor a block: on a target with
+	// clusters, a cluster of blocks shares each row.
+	cluster := int64(1)
+	if rows, ok := Simplify(Rows(l)).(*ir.Const); ok && l.Target.Clusters && n >= 4096 {
+		for cluster < 8 && rows.I*cluster < 2*bigGPU && n/(2*cluster) >= 2048 {
+			cluster *= 2
+		}
+	}
+	n = (n + cluster - 1) / cluster
 	t := int64(128)
 	for t < 1024 && t*8 < n {
 		t *= 2
 	}
 	prefetch := int64(0)
-	if t >= 512 {
+	if t >= 512 && cluster == 1 {
 		prefetch = 1
 	}
-	return Config{"THREADS": t, "PREFETCH": prefetch}
+	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster}
 }
 
 // Grid is a block per row, or with prefetching, about as many blocks as
@@ -350,6 +369,9 @@ func (rowReduce) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
 	if prefetching(l) {
 		return Grid{Blocks: minBlocks(Rows(l), bigGPU*max(1, 1024/threads)), Threads: threads}
+	}
+	if c := l.Config["CLUSTER"]; c > 1 {
+		return Grid{Blocks: capBlocks(mul(Rows(l), ir.IntConst(c))), Threads: threads, Cluster: c}
 	}
 	return Grid{Blocks: capBlocks(Rows(l)), Threads: threads}
 }

@@ -42,6 +42,9 @@ type Launch struct {
 	// RowDims is how many leading indices of Stmt select a row (for
 	// row-reduce: one block per row).
 	RowDims int
+	// Target is the limits and instructions of the target the launch is
+	// planned for, which a template's default may use.
+	Target Limits
 }
 
 // Grid is the launch geometry under the launch's configuration.
@@ -159,7 +162,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference bool) (
 		offset = alignUp(add(offset, bytes), SlotAlign)
 	}
 	for i, g := range groups {
-		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims}
+		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims, Target: lim}
 		switch {
 		case reference:
 			l.Template = generic
@@ -188,6 +191,7 @@ type Limits struct {
 	ThreadsPerSM int64
 	SmemPerSM    int64
 	Wgmma        bool // warpgroup matrix products from shared memory (sm_90a)
+	Clusters     bool // thread block clusters with distributed shared memory (sm_90)
 }
 
 // targeted is a template that only some targets can run.
@@ -217,6 +221,8 @@ func (l *Launch) Check(lim Limits) error {
 		return fmt.Errorf("%s: %d bytes of shared memory a block; the target allows %d (%s)", l.Name, g.Smem, lim.MaxSmem, l.Config)
 	case per*g.Threads > lim.ThreadsPerSM || per*g.Smem > lim.SmemPerSM:
 		return fmt.Errorf("%s: %d blocks of %d threads and %d bytes of shared memory do not fit on one multiprocessor (%s)", l.Name, per, g.Threads, g.Smem, l.Config)
+	case g.Cluster > 1 && !lim.Clusters:
+		return fmt.Errorf("%s: clusters of %d blocks need a target with thread block clusters (sm_90) (%s)", l.Name, g.Cluster, l.Config)
 	}
 	return nil
 }

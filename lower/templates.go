@@ -26,6 +26,9 @@ type Grid struct {
 	// MinBlocks, when set, asks the compiler to fit that many blocks on
 	// a multiprocessor (bounding registers per thread).
 	MinBlocks int64
+	// Cluster, when above 1, groups every Cluster consecutive blocks into
+	// a thread block cluster (Blocks is a multiple of it).
+	Cluster int64
 }
 
 // MaxBlocks caps grid-stride launches: beyond it, each thread loops.

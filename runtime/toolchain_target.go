@@ -27,7 +27,7 @@ func (t Target) Limits() lower.Limits {
 	return lower.Limits{
 		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
 		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
-		Wgmma: f.WGMMA,
+		Wgmma: f.WGMMA, Clusters: f.Clusters,
 	}
 }
 

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,8 +92,8 @@ func TestOverrideScoped(t *testing.T) {
 }
 
 // sm90a are the sm_90a limits (NVIDIA's tables: 227 KiB of shared memory
-// a block), with wgmma.
-var sm90a = lower.Limits{MaxThreads: 1024, MaxSmem: 227 << 10, ThreadsPerSM: 2048, SmemPerSM: 228 << 10, Wgmma: true}
+// a block), with wgmma and clusters.
+var sm90a = lower.Limits{MaxThreads: 1024, MaxSmem: 227 << 10, ThreadsPerSM: 2048, SmemPerSM: 228 << 10, Wgmma: true, Clusters: true}
 
 // TestWgmmaChosen: 16-bit products take matmul-wgmma only on a target
 // with wgmma; f32 products never do. On sm_90a every example's default
@@ -218,6 +219,52 @@ func TestOverrideColReduce(t *testing.T) {
 				if got := p.Launches[0].Config[k]; got != v {
 					t.Errorf("%v: the launch has %s=%d", c.config, k, got)
 				}
+			}
+		}
+	}
+}
+
+// TestClusterRows: on a target with clusters, a few long rows are shared
+// by clusters of blocks (the grid a multiple of the cluster, the kernel
+// declaring its cluster size); elsewhere, and for many rows, a block per
+// row; CLUSTER > 1 is refused on a target without clusters.
+func TestClusterRows(t *testing.T) {
+	const src = `kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  let e[r, d] = exp(X[r, d] - mx[r])
+  let den[r] = sum[d](e[r, d])
+  Y[r, d] = e[r, d] / den[r]
+}
+instance few = softmax<R = 16, D = 16384>
+instance many = softmax<R = 4096, D = 16384>
+`
+	sm90 := sm90a
+	sm90.Wgmma = false
+	sm90.Clusters = true
+	want := map[string]int64{"few": 8, "many": 1}
+	for _, p := range plansFor(t, "s.kg", src, sm90) {
+		if p.Env == nil {
+			continue
+		}
+		l := p.Launches[0]
+		if got := l.Config["CLUSTER"]; got != want[p.Name] {
+			t.Errorf("%s: CLUSTER=%d, want %d", p.Name, got, want[p.Name])
+		}
+		src := Emit([]*lower.Plan{p})
+		if c := want[p.Name]; c > 1 && !strings.Contains(src, fmt.Sprintf("__cluster_dims__(%d, 1, 1)", c)) {
+			t.Errorf("%s: no __cluster_dims__(%d, 1, 1) in the source", p.Name, c)
+		}
+		if err := l.Check(sm90); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+	}
+	for _, p := range plansFor(t, "s.kg", src, sm80) {
+		if c := p.Launches[0].Config["CLUSTER"]; c != 1 {
+			t.Errorf("sm_80 %s: CLUSTER=%d", p.Name, c)
+		}
+		if p.Env != nil && p.Name == "few" {
+			if _, err := lower.Override(p, lower.Config{"CLUSTER": 4}, sm80); err == nil || !strings.Contains(err.Error(), "thread block clusters") {
+				t.Errorf("CLUSTER=4 on sm_80: %v", err)
 			}
 		}
 	}

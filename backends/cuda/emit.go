@@ -67,7 +67,12 @@ type emitter struct {
 	cached                       []*ir.Tensor // cache's keys, in order
 	loop                         *ir.Index
 	cacheN, cacheJ, cacheThreads int64
-	rowIndex                     []*ir.Index
+	// cluster is the blocks sharing a row in a row-reduce launch, rowTid
+	// and rowThreads a thread's place among the row's threads and their
+	// number (C expressions).
+	cluster            int64
+	rowTid, rowThreads string
+	rowIndex           []*ir.Index
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -149,7 +154,11 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 	if g.MinBlocks > 0 {
 		bounds += ", " + strconv.FormatInt(g.MinBlocks, 10)
 	}
-	e.printf("extern \"C\" __global__ void __launch_bounds__(%s) %s(\n    %s) {\n", bounds, l.Name, strings.Join(Params(p), ",\n    "))
+	cluster := ""
+	if g.Cluster > 1 {
+		cluster = fmt.Sprintf("__cluster_dims__(%d, 1, 1) ", g.Cluster)
+	}
+	e.printf("extern \"C\" __global__ void %s__launch_bounds__(%s) %s(\n    %s) {\n", cluster, bounds, l.Name, strings.Join(Params(p), ",\n    "))
 	if p.Env == nil {
 		for _, d := range k.Dims {
 			if d.Def != nil {

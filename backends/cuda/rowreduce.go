@@ -3,17 +3,20 @@ package cuda
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 )
 
 // rowReduce renders a row-reduce launch: a block per row (grid-stride over
-// rows); each fused let's reductions are split across the block's threads
-// and combined by kg_block_reduce (shuffles within warps, shared memory
-// across them); the let's value then lives in a register every thread
-// holds; finally the threads share the row's output elements, or thread 0
-// writes a row's single result.
+// rows), or with CLUSTER > 1 a cluster of blocks per row; each fused let's
+// reductions are split across the row's threads and combined by
+// kg_block_reduce (shuffles within warps, shared memory across them) or
+// kg_cluster_reduce (then the blocks' results through distributed shared
+// memory); the let's value then lives in a register every thread holds;
+// finally the threads share the row's output elements, or the row's first
+// thread writes its single result.
 func (e *emitter) rowReduce(l *lower.Launch) {
 	e.regs, e.reduced = map[*ir.Tensor]string{}, map[*ir.Reduce]string{}
 	aliases := lower.RowAliases(l)
@@ -36,6 +39,15 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("  __shared__ %s kg_smem_%s[32];\n", cType(t), t)
 	}
 	e.printf("  const int64_t kg_rows = %s;\n", e.expr(lower.Rows(l)))
+	// A row's threads: the block's, or the cluster's blocks' in rank order.
+	e.cluster = max(l.Config["CLUSTER"], 1)
+	e.rowTid, e.rowThreads = "threadIdx.x", "blockDim.x"
+	first, step := "blockIdx.x", "gridDim.x"
+	if e.cluster > 1 {
+		e.printf("  const int kg_vt = blockIdx.x %% %d * %d + threadIdx.x;  // the thread's place in its cluster\n", e.cluster, l.Config["THREADS"])
+		e.rowTid, e.rowThreads = "kg_vt", strconv.FormatInt(lower.RowThreads(l), 10)
+		first, step = fmt.Sprintf("blockIdx.x / %d", e.cluster), fmt.Sprintf("gridDim.x / %d", e.cluster)
+	}
 	rows := final.Index[:l.RowDims]
 	cached := e.rowCache(l, stmts)
 	prefetch := cached && l.Config["PREFETCH"] == 1
@@ -49,7 +61,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.loadRows("    ", "kg_n_")
 		e.printf("  }\n")
 	}
-	e.printf("  for (int64_t kg_row = blockIdx.x; kg_row < kg_rows; kg_row += gridDim.x) {\n")
+	e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
 	e.decompose("    ", "kg_row", "kg_rrest", rows)
 	if prefetch {
 		e.declareRows("    ", "kg_c_")
@@ -83,12 +95,13 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.closeRowLoop("    ")
 	} else {
 		e.blockReductions("    ", final.Value)
-		e.printf("    if (threadIdx.x == 0) {\n")
+		e.printf("    if (%s == 0) {\n", e.rowTid)
 		e.store("      ", final)
 		e.printf("    }\n")
 	}
 	e.printf("  }\n")
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
+	e.cluster, e.rowTid, e.rowThreads = 0, "", ""
 }
 
 // rowCache decides whether the launch keeps rows of its inputs in
@@ -102,7 +115,7 @@ func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) bool {
 	if !ok {
 		return false
 	}
-	threads := l.Config["THREADS"]
+	threads := lower.RowThreads(l)
 	e.cache = map[*ir.Tensor]string{}
 	e.cached = nil
 	e.rowIndex = l.Stmt.Index[:l.RowDims]
@@ -142,7 +155,7 @@ func (e *emitter) loadRows(indent, prefix string) {
 		e.printf("%s  const %s* kg_rp = %s + %s;\n", indent, ct, name(t.Name), e.linear(idx, t.Shape))
 		e.printf("%s  #pragma unroll\n", indent)
 		e.printf("%s  for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
-		e.printf("%s    const int64_t kg_i = threadIdx.x + (int64_t)kg_j * %d;\n", indent, e.cacheThreads)
+		e.printf("%s    const int64_t kg_i = %s + (int64_t)kg_j * %d;\n", indent, e.rowTid, e.cacheThreads)
 		e.printf("%s    %s%s[kg_j] = kg_i < %dL ? kg_rp[kg_i] : kg_zero<%s>();\n", indent, prefix, t.Name, e.cacheN, ct)
 		e.printf("%s  }\n", indent)
 		e.printf("%s}\n", indent)
@@ -172,13 +185,13 @@ func (e *emitter) rowLoad(ld *ir.Load, l *lower.Launch, loops []*ir.Index) bool 
 func (e *emitter) rowLoop(indent, flat, n string, ix []*ir.Index) string {
 	if e.cache == nil {
 		e.printf("%s#pragma unroll 4\n", indent)
-		e.printf("%sfor (int64_t %s = threadIdx.x; %s < %s; %s += blockDim.x) {\n", indent, flat, flat, n, flat)
+		e.printf("%sfor (int64_t %s = %s; %s < %s; %s += %s) {\n", indent, flat, e.rowTid, flat, n, flat, e.rowThreads)
 		return indent + "  "
 	}
 	e.loop = ix[0]
 	e.printf("%s#pragma unroll\n", indent)
 	e.printf("%sfor (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
-	e.printf("%s  const int64_t %s = threadIdx.x + (int64_t)kg_j * %d;\n", indent, flat, e.cacheThreads)
+	e.printf("%s  const int64_t %s = %s + (int64_t)kg_j * %d;\n", indent, flat, e.rowTid, e.cacheThreads)
 	e.printf("%s  if (%s < %dL) {\n", indent, flat, e.cacheN)
 	return indent + "    "
 }
@@ -210,8 +223,13 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 		e.decompose(in, "kg_k", "kg_krest", r.Axes)
 		e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
 		e.closeRowLoop(indent + "  ")
-		e.printf("%s  %s = kg_block_reduce<%s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
-			indent, reg, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
+		if e.cluster > 1 {
+			e.printf("%s  %s = kg_cluster_reduce<%d, %s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
+				indent, reg, e.cluster, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
+		} else {
+			e.printf("%s  %s = kg_block_reduce<%s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
+				indent, reg, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
+		}
 		e.printf("%s}\n", indent)
 		e.reduced[r] = reg
 	}

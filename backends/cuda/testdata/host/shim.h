@@ -22,6 +22,7 @@
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)
 #define __restrict__
 #define __shared__ static
 

@@ -71,19 +71,12 @@ func MatchMatmul(s *ir.Stmt) *Matmul {
 			return nil
 		}
 	}
-	for _, ix := range s.Index {
-		inA := slices.ContainsFunc(mm.A.Index, refersTo(ix))
-		inB := slices.ContainsFunc(mm.B.Index, refersTo(ix))
-		switch {
-		case inA && inB:
-			mm.Batch = append(mm.Batch, ix)
-		case inA:
-			mm.M = append(mm.M, ix)
-		case inB:
-			mm.N = append(mm.N, ix)
-		default:
-			return nil // an output index neither operand reads: a broadcast
-		}
+	var ok bool
+	reads := func(l *ir.Load) func(*ir.Index) bool {
+		return func(ix *ir.Index) bool { return slices.ContainsFunc(l.Index, refersTo(ix)) }
+	}
+	if mm.Batch, mm.M, mm.N, ok = splitOutputs(s.Index, reads(mm.A), reads(mm.B)); !ok {
+		return nil
 	}
 	if len(mm.M) == 0 || len(mm.N) == 0 {
 		return nil // a matrix-vector product suits a block per row better
@@ -92,7 +85,6 @@ func MatchMatmul(s *ir.Stmt) *Matmul {
 	if slices.Index(s.Index, mm.N[0]) < slices.Index(s.Index, mm.M[0]) {
 		mm.A, mm.B, mm.M, mm.N = mm.B, mm.A, mm.N, mm.M
 	}
-	var ok bool
 	if mm.AKMajor, ok = layout(mm.A, mm.M, k); !ok {
 		return nil
 	}
@@ -102,6 +94,27 @@ func MatchMatmul(s *ir.Stmt) *Matmul {
 	mm.TensorCores = tensorCoreBody(r)
 	mm.Elem = mm.A.Tensor.DType
 	return mm
+}
+
+// splitOutputs sorts the output indices of a product of two operands:
+// those both read (a batch), those only the first reads (rows), those
+// only the second reads (columns), each in output order. It fails on an
+// index neither reads (a broadcast).
+func splitOutputs(index []*ir.Index, inA, inB func(*ir.Index) bool) (batch, rows, cols []*ir.Index, ok bool) {
+	for _, ix := range index {
+		a, b := inA(ix), inB(ix)
+		switch {
+		case a && b:
+			batch = append(batch, ix)
+		case a:
+			rows = append(rows, ix)
+		case b:
+			cols = append(cols, ix)
+		default:
+			return nil, nil, nil, false
+		}
+	}
+	return batch, rows, cols, true
 }
 
 func zeroLo(ix *ir.Index) bool {

@@ -90,18 +90,10 @@ func MatchIGemm(s *ir.Stmt) *IGemm {
 		}
 	}
 	g := &IGemm{Stmt: s, Reduce: r, A: &Operand{Load: loads[0]}, B: &Operand{Load: loads[1]}, K: r.Axes}
-	for _, ix := range s.Index {
-		inA, inB := mentions(g.A.Load, ix), mentions(g.B.Load, ix)
-		switch {
-		case inA && inB:
-			g.Batch = append(g.Batch, ix)
-		case inA:
-			g.M = append(g.M, ix)
-		case inB:
-			g.N = append(g.N, ix)
-		default:
-			return nil // an output index neither operand reads: a broadcast
-		}
+	reads := func(l *ir.Load) func(*ir.Index) bool { return func(ix *ir.Index) bool { return mentions(l, ix) } }
+	var ok bool
+	if g.Batch, g.M, g.N, ok = splitOutputs(s.Index, reads(g.A.Load), reads(g.B.Load)); !ok {
+		return nil // an output index neither operand reads: a broadcast
 	}
 	if len(g.M) == 0 || len(g.N) == 0 {
 		return nil // a matrix-vector product

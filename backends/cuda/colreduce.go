@@ -264,17 +264,5 @@ func (e *emitter) colVectorOK(m *lower.Columns, loads []*ir.Load, vec int64) str
 	if lo, ok := m.C.Lo.(*ir.Const); !ok || lo.I != 0 {
 		conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(m.C.Lo), vec))
 	}
-	var tensors []*ir.Tensor
-	for _, ld := range loads {
-		if !slices.Contains(tensors, ld.Tensor) {
-			tensors = append(tensors, ld.Tensor)
-		}
-	}
-	for _, t := range tensors {
-		conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% %d == 0", name(t.Name), vec*int64(t.DType.Size())))
-		if row := fmt.Sprintf("%s %% %d == 0", e.paren(t.Shape[len(t.Shape)-1]), vec); !slices.Contains(conds, row) {
-			conds = append(conds, row)
-		}
-	}
-	return strings.Join(conds, " && ")
+	return e.alignedRows(conds, nil, loads, vec)
 }

@@ -319,7 +319,13 @@ func (e *emitter) vectorOK(s *ir.Stmt, loads []*ir.Load, vec int64) string {
 		fmt.Sprintf("%s %% %d == 0", e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: last.Hi, Y: last.Lo})), vec),
 		fmt.Sprintf("%s %% %d == 0", e.paren(last.Lo), vec),
 	}
-	tensors := []*ir.Tensor{s.Target}
+	return e.alignedRows(conds, []*ir.Tensor{s.Target}, loads, vec)
+}
+
+// alignedRows joins conds with the conditions for vec-element accesses of
+// the tensors and of the loads' tensors (each once): an aligned base
+// pointer and rows of a multiple of vec elements.
+func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.Load, vec int64) string {
 	for _, ld := range loads {
 		if !slices.Contains(tensors, ld.Tensor) {
 			tensors = append(tensors, ld.Tensor)

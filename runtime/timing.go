@@ -50,12 +50,12 @@ type TimeSpec struct {
 // Timing is the result of the timing protocol. Times are per kernel run,
 // in microseconds.
 type Timing struct {
-	MedianUS float64
-	P20US    float64
-	P80US    float64
-	Reps     int // samples taken
-	ClockMHz int // SM clock during the run (NVML), 0 when unknown
-	Batch    int // launches per graph sample; 0 when no graph was used
+	MedianUS float64 `json:"median_us"`
+	P20US    float64 `json:"p20_us"`
+	P80US    float64 `json:"p80_us"`
+	Reps     int     `json:"reps"`      // samples taken
+	ClockMHz int     `json:"clock_mhz"` // SM clock during the run (NVML), 0 when unknown
+	Batch    int     `json:"batch"`     // launches per graph sample; 0 when no graph was used
 }
 
 func (t Timing) String() string {

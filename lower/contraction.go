@@ -289,14 +289,18 @@ func (t matmulTemplate) Default(l *Launch) Config {
 		return Config{"BK": 16}
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
-	if m := MatchMatmul(l.Stmt); m != nil {
-		rows, rok := Simplify(mul(Extent(m.Batch), Extent(m.M))).(*ir.Const)
-		cols, cok := Simplify(Extent(m.N)).(*ir.Const)
-		if rok && cok && (rows.I/256)*(cols.I/128) >= 2*bigGPU && m.Elem.Size() == 2 {
-			c["BM"], c["WARPS_M"], c["WARPS_N"] = 256, 4, 2
-		}
+	if m := MatchMatmul(l.Stmt); m != nil && m.Elem.Size() == 2 && fillsTwice(m, 256, 128) {
+		c["BM"], c["WARPS_M"], c["WARPS_N"] = 256, 4, 2
 	}
 	return c
+}
+
+// fillsTwice reports whether m is known to have enough whole bm x bn
+// output tiles to fill a large GPU twice over.
+func fillsTwice(m *Matmul, bm, bn int64) bool {
+	rows, rok := Simplify(mul(Extent(m.Batch), Extent(m.M))).(*ir.Const)
+	cols, cok := Simplify(Extent(m.N)).(*ir.Const)
+	return rok && cok && (rows.I/bm)*(cols.I/bn) >= 2*bigGPU
 }
 
 // Check holds the mma tile's own constraint: the block's threads stage

@@ -44,12 +44,8 @@ func (matmulWgmma) Space() map[string][]int64 {
 // 256 x 128; with 3 stages 364 and 366.
 func (t matmulWgmma) Default(l *Launch) Config {
 	c := Config{"BM": 128, "BN": 128, "WGS": 2, "STAGES": 4}
-	if m := MatchMatmul(l.Stmt); m != nil {
-		rows, rok := Simplify(mul(Extent(m.Batch), Extent(m.M))).(*ir.Const)
-		cols, cok := Simplify(Extent(m.N)).(*ir.Const)
-		if rok && cok && (rows.I/128)*(cols.I/256) >= 2*bigGPU {
-			c["BN"] = 256
-		}
+	if m := MatchMatmul(l.Stmt); m != nil && fillsTwice(m, 128, 256) {
+		c["BN"] = 256
 	}
 	return c
 }

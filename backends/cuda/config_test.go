@@ -54,14 +54,23 @@ func TestOverrideChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := plansOf(t, "mm.kg", src)[0]
-		_, err := lower.Override(p, c.config, sm80)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%v: %v", c.config, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
-		}
+		wantOverride(t, p, c.config, sm80, c.want)
 	}
+}
+
+// wantOverride applies config to p within lim and reports a test error
+// unless the override fails with an error saying want, or succeeds when
+// want is "". It reports whether the override succeeded as wanted.
+func wantOverride(t *testing.T, p *lower.Plan, config lower.Config, lim lower.Limits, want string) bool {
+	t.Helper()
+	_, err := lower.Override(p, config, lim)
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%v: %v", config, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%v: error %v, want one saying %q", config, err, want)
+	}
+	return want == "" && err == nil
 }
 
 // TestOverrideScoped: TEMPLATE.NAME keys reach only that template's
@@ -140,13 +149,7 @@ func TestWgmmaChosen(t *testing.T) {
 		{lower.Config{"matmul-wgmma.BN": 256, "matmul-wgmma.STAGES": 5}, "bytes of shared memory a block"},
 	} {
 		p := plansFor(t, "mm.kg", src, sm90a)[0]
-		_, err := lower.Override(p, c.config, sm90a)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%v: %v", c.config, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
-		}
+		wantOverride(t, p, c.config, sm90a, c.want)
 	}
 }
 
@@ -174,13 +177,7 @@ func TestOverrideIGemm(t *testing.T) {
 		if got := p.Launches[0].Template.Name() + " " + p.Launches[1].Template.Name(); got != "igemm-mma igemm-simt" {
 			t.Fatalf("templates %s", got)
 		}
-		_, err := lower.Override(p, c.config, sm80)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%v: %v", c.config, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
-		case c.want == "" && (p.Launches[0].Config["BM"] != 64 || p.Launches[1].Config["BK"] != 16):
+		if wantOverride(t, p, c.config, sm80, c.want) && (p.Launches[0].Config["BM"] != 64 || p.Launches[1].Config["BK"] != 16) {
 			t.Errorf("%v: configs %v and %v", c.config, p.Launches[0].Config, p.Launches[1].Config)
 		}
 	}
@@ -207,13 +204,7 @@ func TestOverrideColReduce(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := plansOf(t, "sq.kg", src)[0]
-		_, err := lower.Override(p, c.config, sm80)
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%v: %v", c.config, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%v: error %v, want one saying %q", c.config, err, c.want)
-		case c.want == "":
+		if wantOverride(t, p, c.config, sm80, c.want) {
 			for k, v := range c.config {
 				k = strings.TrimPrefix(k, "col-reduce.")
 				if got := p.Launches[0].Config[k]; got != v {

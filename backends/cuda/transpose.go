@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"strings"
+
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 )
@@ -26,17 +28,19 @@ func (e *emitter) transpose(l *lower.Launch) {
 		e.printf("    int64_t kg_b = kg_t / (kg_tq * kg_tp);\n")
 		e.decompose("    ", "kg_b", "kg_brest", t.Batch)
 	}
-	pass := func(inner, outer *ir.Index, body func()) {
+	// pass runs body for the tile's points, consecutive threads along
+	// inner; in and out name inner's and outer's variables (p or q).
+	pass := func(inner, outer *ir.Index, in, out string, body func()) {
 		e.printf("    for (int kg_r = kg_ty; kg_r < %d; kg_r += %d) {\n", tile, rows)
-		e.printf("      const int64_t %s = kg_%s0 + kg_tx, %s = kg_%s0 + kg_r;\n", name(inner.Name), map[*ir.Index]string{t.P: "p", t.Q: "q"}[inner], name(outer.Name), map[*ir.Index]string{t.P: "p", t.Q: "q"}[outer])
-		e.printf("      if (%s < kg_%s && %s < kg_%s) {\n", name(inner.Name), map[*ir.Index]string{t.P: "P", t.Q: "Q"}[inner], name(outer.Name), map[*ir.Index]string{t.P: "P", t.Q: "Q"}[outer])
+		e.printf("      const int64_t %s = kg_%s0 + kg_tx, %s = kg_%s0 + kg_r;\n", name(inner.Name), in, name(outer.Name), out)
+		e.printf("      if (%s < kg_%s && %s < kg_%s) {\n", name(inner.Name), strings.ToUpper(in), name(outer.Name), strings.ToUpper(out))
 		body()
 		e.printf("      }\n")
 		e.printf("    }\n")
 	}
-	pass(t.Q, t.P, func() { e.printf("        kg_tile[kg_r][kg_tx] = %s;\n", e.expr(t.Load)) })
+	pass(t.Q, t.P, "q", "p", func() { e.printf("        kg_tile[kg_r][kg_tx] = %s;\n", e.expr(t.Load)) })
 	e.printf("    __syncthreads();\n")
-	pass(t.P, t.Q, func() {
+	pass(t.P, t.Q, "p", "q", func() {
 		e.loads = map[*ir.Load]string{t.Load: "kg_tile[kg_tx][kg_r]"}
 		e.store("        ", l.Stmt)
 		e.loads = nil

@@ -182,7 +182,7 @@ func (n *NVCC) Fingerprint() string {
 // minimum version in the target table when nvcc is too old to answer.
 func (n *NVCC) SupportsTarget(t Target) error {
 	f, ok := targetFacts[t.Arch]
-	if !ok {
+	if !ok || t.Backend != "cuda" {
 		return fmt.Errorf("unknown target %q; valid targets: %s", t.Arch, validTargets())
 	}
 	n.archOnce.Do(n.listArchs)

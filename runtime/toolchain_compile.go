@@ -68,7 +68,7 @@ func (e *NVCCError) Unwrap() error { return e.Err }
 // a failed or interrupted compile never leaves a truncated cubin behind.
 // A failed compile returns a *NVCCError.
 func (n *NVCC) Compile(ctx context.Context, job CompileJob) (*CompileResult, error) {
-	if _, ok := targetFacts[job.Target.Arch]; !ok {
+	if _, ok := targetFacts[job.Target.Arch]; !ok || job.Target.Backend != "cuda" {
 		return nil, fmt.Errorf("compile %s: invalid target %q; valid targets: %s", job.Source, job.Target.Arch, validTargets())
 	}
 	if err := n.SupportsTarget(job.Target); err != nil {

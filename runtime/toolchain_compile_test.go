@@ -39,7 +39,7 @@ func TestCompileReal(t *testing.T) {
 	src := writeSource(t, dir, "axpy.cu", axpySource)
 	for _, arch := range []string{"sm_80", "sm_90", "sm_90a"} {
 		t.Run(arch, func(t *testing.T) {
-			tg := Target{Arch: arch}
+			tg := Target{Backend: "cuda", Arch: arch}
 			if err := n.SupportsTarget(tg); err != nil {
 				if arch != "sm_90a" {
 					t.Fatalf("nvcc %s cannot compile for %s: %v", n.Version, arch, err)
@@ -90,7 +90,7 @@ func TestCompileErrorReal(t *testing.T) {
 	dir := t.TempDir()
 	src := writeSource(t, dir, "bad.cu", "extern \"C\" __global__ void k(float* y) {\n  int unused;\n  y[0] = undefined_x;\n}\n")
 	out := filepath.Join(dir, "out")
-	res, err := n.Compile(context.Background(), CompileJob{Source: src, Target: Target{Arch: "sm_80"}, OutDir: out})
+	res, err := n.Compile(context.Background(), CompileJob{Source: src, Target: Target{Backend: "cuda", Arch: "sm_80"}, OutDir: out})
 	var ce *NVCCError
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, %v; want an *NVCCError", res, err)
@@ -158,7 +158,7 @@ func TestCompileAllParallelism(t *testing.T) {
 	var jobs []CompileJob
 	for i := range 8 {
 		src := writeSource(t, dir, fmt.Sprintf("k%d.cu", i), "// kernel\n")
-		job := CompileJob{Source: src, Target: Target{Arch: "sm_80"}, OutDir: filepath.Join(dir, "out")}
+		job := CompileJob{Source: src, Target: Target{Backend: "cuda", Arch: "sm_80"}, OutDir: filepath.Join(dir, "out")}
 		if i == 5 {
 			job.Defines = []string{"FAILME"}
 		}
@@ -200,8 +200,8 @@ func TestCompileAllDefaultAndCancel(t *testing.T) {
 	n := fakeCompiler(t, dir)
 	src := writeSource(t, dir, "k.cu", "// kernel\n")
 	jobs := []CompileJob{
-		{Source: src, Target: Target{Arch: "sm_80"}, OutDir: filepath.Join(dir, "a")},
-		{Source: src, Target: Target{Arch: "sm_90"}, OutDir: filepath.Join(dir, "a")},
+		{Source: src, Target: Target{Backend: "cuda", Arch: "sm_80"}, OutDir: filepath.Join(dir, "a")},
+		{Source: src, Target: Target{Backend: "cuda", Arch: "sm_90"}, OutDir: filepath.Join(dir, "a")},
 	}
 	if _, errs := n.CompileAll(context.Background(), jobs, 0); errs[0] != nil || errs[1] != nil {
 		t.Fatalf("parallel 0 (NumCPU): %v", errs)
@@ -226,7 +226,7 @@ func TestCompileNoOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := writeSource(t, dir, "k.cu", "// kernel\n")
-	res, err := n.Compile(context.Background(), CompileJob{Source: src, Target: Target{Arch: "sm_80"}, OutDir: filepath.Join(dir, "out")})
+	res, err := n.Compile(context.Background(), CompileJob{Source: src, Target: Target{Backend: "cuda", Arch: "sm_80"}, OutDir: filepath.Join(dir, "out")})
 	if err == nil || !strings.Contains(err.Error(), "wrote no .ptx") {
 		t.Fatalf("got %v, %v; want a 'wrote no .ptx' error", res, err)
 	}
@@ -237,7 +237,7 @@ func TestCompileNoOutput(t *testing.T) {
 
 func TestCompileBadJob(t *testing.T) {
 	n := &NVCC{Path: "/nonexistent/nvcc", Version: "12.4.131", Major: 12, Minor: 4}
-	_, err := n.Compile(context.Background(), CompileJob{Source: "x.cu", Target: Target{Arch: "sm_75"}, OutDir: t.TempDir()})
+	_, err := n.Compile(context.Background(), CompileJob{Source: "x.cu", Target: Target{Backend: "cuda", Arch: "sm_75"}, OutDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "valid targets") {
 		t.Errorf("bad target: %v", err)
 	}

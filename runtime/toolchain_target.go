@@ -8,17 +8,18 @@ import (
 	"strings"
 )
 
-// Target is a GPU architecture that kernels are compiled for. The zero
-// Target is invalid; make one with ParseTarget.
+// Target is a backend and a GPU architecture that kernels are generated
+// and compiled for. The zero Target is invalid; make one with ParseTarget.
 type Target struct {
-	Arch string // "sm_80", "sm_90", "sm_90a"
+	Backend string // "cuda"
+	Arch    string // "sm_80", "sm_90", "sm_90a"
 }
 
 // String returns the target as written on the command line: "cuda:sm_90".
-func (t Target) String() string { return "cuda:" + t.Arch }
+func (t Target) String() string { return t.Backend + ":" + t.Arch }
 
 // Facts returns what is known about t's architecture without a device.
-func (t Target) Facts() TargetFacts { return targetFacts[t.Arch] }
+func (t Target) Facts() TargetFacts { return backendArchs[t.Backend][t.Arch] }
 
 // Limits are t's bounds on a launch's configuration and the instructions
 // its templates may use, as lowering takes them.
@@ -88,18 +89,34 @@ var targetFacts = map[string]TargetFacts{
 	},
 }
 
-// Targets returns every target kgen knows, in order ("cuda:sm_80", ...).
+// backendArchs is, for each backend, the architectures it generates code
+// for and their facts. A backend's file adds its entry.
+var backendArchs = map[string]map[string]TargetFacts{"cuda": targetFacts}
+
+// Targets returns every target kgen knows, by backend, then by
+// architecture ("cuda:sm_80", ...).
 func Targets() []Target {
-	var archs []string
-	for a := range targetFacts {
-		archs = append(archs, a)
-	}
-	sortArchs(archs)
-	ts := make([]Target, len(archs))
-	for i, a := range archs {
-		ts[i] = Target{Arch: a}
+	var ts []Target
+	for _, b := range sortedKeys(backendArchs) {
+		var archs []string
+		for a := range backendArchs[b] {
+			archs = append(archs, a)
+		}
+		sortArchs(archs)
+		for _, a := range archs {
+			ts = append(ts, Target{Backend: b, Arch: a})
+		}
 	}
 	return ts
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func validTargets() string {
@@ -115,22 +132,25 @@ func validTargets() string {
 func ParseTarget(s string) (Target, error) {
 	backend, arch, ok := strings.Cut(s, ":")
 	if !ok {
-		if _, known := targetFacts[s]; known {
-			return Target{}, fmt.Errorf("target %q needs its backend: write %q", s, "cuda:"+s)
+		for _, b := range sortedKeys(backendArchs) {
+			if _, known := backendArchs[b][s]; known {
+				return Target{}, fmt.Errorf("target %q needs its backend: write %q", s, b+":"+s)
+			}
 		}
 		return Target{}, fmt.Errorf("invalid target %q: write BACKEND:ARCH; valid targets: %s", s, validTargets())
 	}
-	if backend != "cuda" {
+	archs, known := backendArchs[backend]
+	if !known {
 		return Target{}, fmt.Errorf("unsupported backend %q in target %q; valid targets: %s", backend, s, validTargets())
 	}
-	if _, known := targetFacts[arch]; !known {
-		msg := fmt.Sprintf("unknown CUDA architecture %q in target %q", arch, s)
+	if _, known := archs[arch]; !known {
+		msg := fmt.Sprintf("unknown %s architecture %q in target %q", backend, arch, s)
 		if strings.HasPrefix(arch, "compute_") {
 			msg += " (name the real architecture, sm_XX, not the virtual one)"
 		}
 		return Target{}, fmt.Errorf("%s; valid targets: %s", msg, validTargets())
 	}
-	return Target{Arch: arch}, nil
+	return Target{Backend: backend, Arch: arch}, nil
 }
 
 // sortArchs orders architecture names by number, then suffix:

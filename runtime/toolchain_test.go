@@ -242,7 +242,7 @@ func TestSupportsTarget(t *testing.T) {
 			t.Fatal(err)
 		}
 		for arch, ok := range c.ok {
-			err := n.SupportsTarget(Target{Arch: arch})
+			err := n.SupportsTarget(Target{Backend: "cuda", Arch: arch})
 			if (err == nil) != ok {
 				t.Errorf("%s: SupportsTarget(%s) = %v, want ok=%v", c.name, arch, err, ok)
 			}
@@ -252,7 +252,7 @@ func TestSupportsTarget(t *testing.T) {
 		}
 	}
 	n := &NVCC{Path: "/x", Version: "12.4.1", Major: 12, Minor: 4}
-	if err := n.SupportsTarget(Target{Arch: "sm_75"}); err == nil || !strings.Contains(err.Error(), "cuda:sm_80, cuda:sm_90, cuda:sm_90a") {
+	if err := n.SupportsTarget(Target{Backend: "cuda", Arch: "sm_75"}); err == nil || !strings.Contains(err.Error(), "cuda:sm_80, cuda:sm_90, cuda:sm_90a") {
 		t.Errorf("unknown arch: %v", err)
 	}
 }
@@ -267,7 +267,7 @@ func TestParseTarget(t *testing.T) {
 	const valid = "valid targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a"
 	errs := []struct{ in, want string }{
 		{"sm_90", `target "sm_90" needs its backend: write "cuda:sm_90"`},
-		{"cuda:sm_75", `unknown CUDA architecture "sm_75" in target "cuda:sm_75"; ` + valid},
+		{"cuda:sm_75", `unknown cuda architecture "sm_75" in target "cuda:sm_75"; ` + valid},
 		{"cuda:compute_90", `not the virtual one`},
 		{"hip:gfx942", `unsupported backend "hip" in target "hip:gfx942"; ` + valid},
 		{"", valid},
@@ -309,7 +309,7 @@ func TestTargetFacts(t *testing.T) {
 			t.Errorf("%s: shared memory static %d, per block %d, per SM %d", tg, f.StaticSharedPerBlock, f.MaxSharedPerBlock, f.SharedPerSM)
 		}
 	}
-	if !(Target{Arch: "sm_90a"}).Facts().WGMMA || (Target{Arch: "sm_90"}).Facts().WGMMA {
+	if !(Target{Backend: "cuda", Arch: "sm_90a"}).Facts().WGMMA || (Target{Backend: "cuda", Arch: "sm_90"}).Facts().WGMMA {
 		t.Error("wgmma is sm_90a only")
 	}
 }

@@ -27,7 +27,7 @@ type CheckResult struct {
 // Executor runs the plans of one compiled module on a runner.
 type Executor struct {
 	Runner *Runner
-	Cubin  string
+	Binary string // what the runner loads: a cubin for CUDA
 	module *Module
 	funcs  map[string]Function
 }
@@ -108,7 +108,7 @@ func (c *Executor) load(ctx context.Context) error {
 	if current {
 		return nil
 	}
-	m, err := c.Runner.Load(ctx, c.Cubin)
+	m, err := c.Runner.Load(ctx, c.Binary)
 	if err != nil {
 		return err
 	}

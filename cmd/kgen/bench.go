@@ -51,7 +51,8 @@ when any instance is wrong.`,
 			jsonOut := fs.String("json", "", "write the results as JSON to this file")
 			mdOut := fs.String("md", "", "write the results as a markdown table to this file")
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
-			nvccPath := fs.String("nvcc", "", "the nvcc to use")
+			var tools toolPaths
+			tools.register(fs)
 			python := fs.String("python", "", "the python3 with torch for --baseline")
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
 			var config configFlag
@@ -76,7 +77,7 @@ when any instance is wrong.`,
 						return exitUser
 					}
 				}
-				g, code := openGPU(ctx, "bench", *target, *out, *nvccPath, lower.Config(config), args)
+				g, code := openGPU(ctx, "bench", *target, *out, tools, lower.Config(config), args)
 				if g == nil {
 					return code
 				}
@@ -137,7 +138,7 @@ type benchReport struct {
 	Target     string     `json:"target"`
 	GPU        string     `json:"gpu"`
 	Driver     int        `json:"driver_cuda_version"`
-	NVCC       string     `json:"nvcc"`
+	Toolchain  string     `json:"toolchain"`
 	Torch      string     `json:"torch,omitempty"`
 	CopyGBps   float64    `json:"copy_gbps"`
 	Protocol   string     `json:"protocol"`
@@ -181,14 +182,14 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 		return nil, err
 	}
 	rep := &benchReport{
-		Date: start.UTC().Format(time.RFC3339), GPU: info.Name, Driver: info.DriverVersion, NVCC: b.g.nvcc.Version, CopyGBps: copyBW,
+		Date: start.UTC().Format(time.RFC3339), GPU: info.Name, Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(), CopyGBps: copyBW,
 		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}
 	var tasks []kgrt.BaselineTask
 	for i, u := range b.g.units {
-		x := &kgrt.Executor{Runner: r, Cubin: u.cubin}
-		rx := &kgrt.Executor{Runner: r, Cubin: b.g.refs[i].cubin}
+		x := &kgrt.Executor{Runner: r, Binary: u.binary}
+		rx := &kgrt.Executor{Runner: r, Binary: b.g.refs[i].binary}
 		for _, p := range u.plans {
 			if p.Env == nil || (want != nil && !slices.Contains(want, p.Name)) {
 				continue
@@ -351,7 +352,7 @@ func (r benchRow) summary() string {
 }
 
 func (rep *benchReport) header() string {
-	s := fmt.Sprintf("%s, %s, CUDA driver %d.%d, nvcc %s", rep.Date, rep.GPU, rep.Driver/1000, rep.Driver%1000/10, rep.NVCC)
+	s := fmt.Sprintf("%s, %s, CUDA driver %d.%d, %s", rep.Date, rep.GPU, rep.Driver/1000, rep.Driver%1000/10, rep.Toolchain)
 	if rep.Torch != "" {
 		s += ", PyTorch " + rep.Torch
 	}

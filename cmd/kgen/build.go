@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 
-	"kgen.dev/kgen/backends/cuda"
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -32,7 +31,8 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			out := fs.String("o", "", "output directory (required)")
-			nvccPath := fs.String("nvcc", "", "the nvcc to use (default: PATH, then /usr/local/cuda)")
+			var tools toolPaths
+			tools.register(fs)
 			emitOnly := fs.Bool("emit-only", false, "write sources and manifests without compiling")
 			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
 			verbose := fs.Bool("v", false, "show each kernel's registers and shared memory")
@@ -50,18 +50,12 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 				if err != nil {
 					return usageError("build", "%v", err)
 				}
-				b := &builder{target: tgt, out: *out, verbose: *verbose, config: lower.Config(config)}
-				var nvcc *kgrt.NVCC
-				if !*emitOnly {
-					if nvcc, err = kgrt.FindNVCC(*nvccPath); err != nil {
-						fmt.Fprintf(stderr, "kgen build: %v\n(use --emit-only to write sources without compiling)\n", err)
-						return exitUser
-					}
-					if err := nvcc.SupportsTarget(tgt); err != nil {
-						fmt.Fprintf(stderr, "kgen build: %v\n", err)
-						return exitUser
-					}
+				be, err := openBackend(tgt, tools, !*emitOnly)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen build: %v\n(use --emit-only to write sources without compiling)\n", err)
+					return exitUser
 				}
+				b := &builder{target: tgt, be: be, out: *out, verbose: *verbose, config: lower.Config(config)}
 				var diags diag.List
 				files := loadFiles(args, &diags)
 				if diags.HasErrors() {
@@ -76,8 +70,8 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 					fmt.Fprintf(stderr, "kgen build: %v\n", err)
 					return exitUser
 				}
-				if nvcc != nil {
-					b.compile(nvcc, units, *jobs, &diags)
+				if !*emitOnly {
+					b.be.compile(context.Background(), units, *jobs, b.verbose, &diags)
 				}
 				for _, u := range units {
 					if err := writeJSON(filepath.Join(*out, u.stem+".manifest.json"), u.manifest); err != nil {
@@ -93,6 +87,7 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 
 type builder struct {
 	target  kgrt.Target
+	be      backend
 	out     string
 	verbose bool
 	config  lower.Config // --config: overrides of template defaults
@@ -102,24 +97,24 @@ type builder struct {
 type unit struct {
 	file     *loaded
 	stem     string
-	source   string // path of the emitted .cu
+	source   string // path of the emitted source
 	plans    []*lower.Plan
 	manifest *lower.Manifest
-	cubin    string // set once compiled
+	binary   string // what the runner loads, set once compiled
 }
 
-// emit plans and writes the CUDA source of every file.
+// emit plans and writes the source of every file.
 func (b *builder) emit(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	stems := map[string]string{}
 	for _, l := range files {
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 		if prev, ok := stems[stem]; ok {
-			return nil, fmt.Errorf("%s and %s would both write %s.cu; build them into different directories", prev, l.path, stem)
+			return nil, fmt.Errorf("%s and %s would both write %s%s; build them into different directories", prev, l.path, stem, b.be.ext())
 		}
 		stems[stem] = l.path
-		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+".cu")}
-		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + ".cu", Kernels: []lower.ManifestKernel{}}
+		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
+		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		symbols := map[string]string{}
 		add := func(k *ir.Kernel, env *ir.Env, name string) error {
 			p, err := lower.Build(k, env, name, b.target.Limits())
@@ -151,7 +146,7 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 				return nil, err
 			}
 		}
-		if err := writeFileAtomic(u.source, []byte(cuda.Emit(u.plans)), 0o644); err != nil {
+		if err := writeFileAtomic(u.source, b.be.emit(u.plans), 0o644); err != nil {
 			return nil, err
 		}
 		units = append(units, u)
@@ -159,15 +154,15 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 	return units, nil
 }
 
-// emitReference writes, for each file, STEM__ref.cu with the reference
+// emitReference writes, for each file, STEM__ref with the reference
 // plan of every kernel (generic template only, runtime sizes), the oracle
 // kgen test uses at sizes too large for the interpreter.
 func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	for _, l := range files {
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path)) + "__ref"
-		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+".cu")}
-		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + ".cu", Kernels: []lower.ManifestKernel{}}
+		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
+		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		for _, k := range l.prog.Kernels {
 			p, err := lower.BuildReference(k, k.Name+"__ref")
 			if err != nil {
@@ -175,41 +170,12 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 			}
 			u.plans = append(u.plans, p)
 		}
-		if err := writeFileAtomic(u.source, []byte(cuda.Emit(u.plans)), 0o644); err != nil {
+		if err := writeFileAtomic(u.source, b.be.emit(u.plans), 0o644); err != nil {
 			return nil, err
 		}
 		units = append(units, u)
 	}
 	return units, nil
-}
-
-// compile runs nvcc on every unit in parallel and reports its resource
-// usage at the kernels of the spec.
-func (b *builder) compile(nvcc *kgrt.NVCC, units []*unit, jobs int, diags *diag.List) {
-	var cjobs []kgrt.CompileJob
-	for _, u := range units {
-		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.target, OutDir: b.out})
-	}
-	results, errs := nvcc.CompileAll(context.Background(), cjobs, jobs)
-	for i, u := range units {
-		if errs[i] != nil {
-			// Generated code that does not compile is kgen's bug, not the
-			// user's: say so, with the compiler's words.
-			diags.Errorf(diag.Span{}, "internal error: the CUDA generated for %s does not compile; please report it:\n%v", u.file.path, errs[i])
-			continue
-		}
-		r := results[i]
-		u.cubin = r.Cubin
-		u.manifest.Binary = filepath.Base(r.Cubin)
-		for _, fr := range r.Resources {
-			span := u.spanOf(fr.Name)
-			if fr.SpillStores > 0 || fr.SpillLoads > 0 {
-				diags.Warnf(span, "%s spills registers: %s", fr.Name, fr)
-			} else if b.verbose {
-				diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", fr.Name, fr))
-			}
-		}
-	}
 }
 
 // spanOf finds the kernel or instance an entry point belongs to.

@@ -124,7 +124,7 @@ func TestBuildIsDeterministic(t *testing.T) {
 func TestBuildHopper(t *testing.T) {
 	nvcc, err := kgrt.FindNVCC(os.Getenv("KGEN_NVCC_SM90A"))
 	if err == nil {
-		err = nvcc.SupportsTarget(kgrt.Target{Arch: "sm_90a"})
+		err = nvcc.SupportsTarget(kgrt.Target{Backend: "cuda", Arch: "sm_90a"})
 	}
 	if err != nil {
 		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
@@ -171,7 +171,7 @@ func TestBuildHopper(t *testing.T) {
 // matmul-wgmma launch on sm_90a.
 func usesWgmma(t *testing.T, prog *ir.Program) bool {
 	t.Helper()
-	lim := kgrt.Target{Arch: "sm_90a"}.Limits()
+	lim := kgrt.Target{Backend: "cuda", Arch: "sm_90a"}.Limits()
 	check := func(k *ir.Kernel, env *ir.Env, name string) bool {
 		p, err := lower.Build(k, env, name, lim)
 		if err != nil {

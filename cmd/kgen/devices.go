@@ -171,7 +171,7 @@ func compatibility(n *runtime.NVCC, gpus []runtime.Device) []string {
 			warns = append(warns, fmt.Sprintf("GPU %d: its driver supports CUDA %s, older than nvcc %s: kernels built with this nvcc will not load; update the driver or use an older nvcc (--nvcc)",
 				d.Index, d.CUDAVersion, n.Version))
 		}
-		if err := n.SupportsTarget(runtime.Target{Arch: d.Arch()}); err != nil {
+		if err := n.SupportsTarget(runtime.Target{Backend: "cuda", Arch: d.Arch()}); err != nil {
 			if _, perr := runtime.ParseTarget("cuda:" + d.Arch()); perr != nil {
 				warns = append(warns, fmt.Sprintf("GPU %d (%s) is %s, which kgen has no target for; valid targets: %s",
 					d.Index, d.Name, d.Arch(), targetList()))

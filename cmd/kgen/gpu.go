@@ -15,7 +15,7 @@ import (
 // gpuSession is what test and bench share: every file built for the
 // target (with its reference kernels), compiled, and a runner on GPU 0.
 type gpuSession struct {
-	nvcc   *kgrt.NVCC
+	be     backend
 	units  []*unit
 	refs   []*unit // refs[i] holds the reference kernels of units[i]
 	runner *kgrt.Runner
@@ -25,7 +25,7 @@ type gpuSession struct {
 // openGPU builds and compiles files for target into out (a temporary
 // directory when empty) and starts a runner. On failure it has printed
 // why and returns the exit code.
-func openGPU(ctx context.Context, cmd, target, out, nvccPath string, config lower.Config, files []string) (*gpuSession, int) {
+func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, config lower.Config, files []string) (*gpuSession, int) {
 	fail := func(err error) (*gpuSession, int) {
 		fmt.Fprintf(stderr, "kgen %s: %v\n", cmd, err)
 		return nil, exitUser
@@ -34,11 +34,11 @@ func openGPU(ctx context.Context, cmd, target, out, nvccPath string, config lowe
 	if err != nil {
 		return nil, usageError(cmd, "%v", err)
 	}
-	nvcc, err := kgrt.FindNVCC(nvccPath)
+	be, err := openBackend(tgt, tools, true)
 	if err != nil {
 		return fail(err)
 	}
-	s := &gpuSession{nvcc: nvcc, close: func() {}}
+	s := &gpuSession{be: be, close: func() {}}
 	dir := out
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "kgen-"+cmd+"-"); err != nil {
@@ -59,22 +59,18 @@ func openGPU(ctx context.Context, cmd, target, out, nvccPath string, config lowe
 	if diags.HasErrors() {
 		return nil, report(&diags, false)
 	}
-	b := &builder{target: tgt, out: dir, config: config}
+	b := &builder{target: tgt, be: be, out: dir, config: config}
 	if s.units, err = b.emit(loaded); err != nil {
 		return fail(err)
 	}
 	if s.refs, err = b.emitReference(loaded); err != nil {
 		return fail(err)
 	}
-	b.compile(nvcc, append(slices.Clone(s.units), s.refs...), runtime.NumCPU(), &diags)
+	be.compile(ctx, append(slices.Clone(s.units), s.refs...), runtime.NumCPU(), false, &diags)
 	if code := report(&diags, false); code != exitOK {
 		return nil, code
 	}
-	cache, err := kgrt.DefaultRunnerCacheDir()
-	if err != nil {
-		return fail(err)
-	}
-	if s.runner, err = kgrt.StartRunner(ctx, nvcc.Path, cache, 0); err != nil {
+	if s.runner, err = be.startRunner(ctx); err != nil {
 		return fail(err)
 	}
 	rmdir := s.close

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"kgen.dev/kgen/backends/cuda"
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -30,7 +29,8 @@ kernel with runtime sizes.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			kernel := fs.String("kernel", "", "the kernel or instance to run (required)")
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
-			nvccPath := fs.String("nvcc", "", "the nvcc to use")
+			var tools toolPaths
+			tools.register(fs)
 			var shape shapeFlag
 			fs.Var(&shape, "shape", "sizes and params: NAME=V,...")
 			var ins inFlag
@@ -70,7 +70,7 @@ kernel with runtime sizes.`,
 				if code != exitOK {
 					return code
 				}
-				outputs, err := runOnGPU(files[0], k, inst, env, inputs, tgt, *nvccPath)
+				outputs, err := runOnGPU(files[0], k, inst, env, inputs, tgt, tools)
 				if err != nil {
 					return e.fail("%v", err)
 				}
@@ -82,8 +82,8 @@ kernel with runtime sizes.`,
 
 // runOnGPU builds the one plan that computes k at env, compiles it and
 // executes it on GPU 0.
-func runOnGPU(file *loaded, k *ir.Kernel, inst *ir.Instance, env *ir.Env, inputs []*tensor.Tensor, tgt kgrt.Target, nvccPath string) ([]*tensor.Tensor, error) {
-	nvcc, err := kgrt.FindNVCC(nvccPath)
+func runOnGPU(file *loaded, k *ir.Kernel, inst *ir.Instance, env *ir.Env, inputs []*tensor.Tensor, tgt kgrt.Target, tools toolPaths) ([]*tensor.Tensor, error) {
+	be, err := openBackend(tgt, tools, true)
 	if err != nil {
 		return nil, err
 	}
@@ -101,27 +101,22 @@ func runOnGPU(file *loaded, k *ir.Kernel, inst *ir.Instance, env *ir.Env, inputs
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	b := &builder{target: tgt, out: dir}
-	u := &unit{file: file, stem: p.Name, source: filepath.Join(dir, p.Name+".cu"), plans: []*lower.Plan{p},
-		manifest: &lower.Manifest{Kgen: Version, Target: tgt.String(), Source: p.Name + ".cu"}}
-	if err := writeFileAtomic(u.source, []byte(cuda.Emit(u.plans)), 0o644); err != nil {
+	u := &unit{file: file, stem: p.Name, source: filepath.Join(dir, p.Name+be.ext()), plans: []*lower.Plan{p},
+		manifest: &lower.Manifest{Kgen: Version, Target: tgt.String(), Source: p.Name + be.ext()}}
+	if err := writeFileAtomic(u.source, be.emit(u.plans), 0o644); err != nil {
 		return nil, err
 	}
+	ctx := context.Background()
 	var diags diag.List
-	b.compile(nvcc, []*unit{u}, 1, &diags)
+	be.compile(ctx, []*unit{u}, 1, false, &diags)
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("%s", diags.Diags[0].Msg)
 	}
-	ctx := context.Background()
-	cache, err := kgrt.DefaultRunnerCacheDir()
-	if err != nil {
-		return nil, err
-	}
-	r, err := kgrt.StartRunner(ctx, nvcc.Path, cache, 0)
+	r, err := be.startRunner(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	x := &kgrt.Executor{Runner: r, Cubin: u.cubin}
+	x := &kgrt.Executor{Runner: r, Binary: u.binary}
 	return x.Execute(ctx, p, env, inputs)
 }

@@ -34,7 +34,8 @@ fails.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
-			nvccPath := fs.String("nvcc", "", "the nvcc to use")
+			var tools toolPaths
+			tools.register(fs)
 			seeds := fs.Int("seeds", 3, "seeds per shape")
 			maxWork := fs.Float64("max-work", 2e8, "skip shapes that would cost the interpreter more operations than this")
 			asJSON := fs.Bool("json", false, "print one JSON object per check")
@@ -49,7 +50,7 @@ fails.`,
 					return usageError("test", "--seeds must be at least 1")
 				}
 				ctx := context.Background()
-				g, code := openGPU(ctx, "test", *target, *out, *nvccPath, lower.Config(config), args)
+				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), args)
 				if g == nil {
 					return code
 				}
@@ -92,8 +93,8 @@ var testDists = []tensor.Dist{tensor.Normal, tensor.Uniform, tensor.Ints}
 
 func (t *tester) unit(ctx context.Context, u, ref *unit) {
 	t.start()
-	x := &kgrt.Executor{Runner: t.runner, Cubin: u.cubin}
-	rx := &kgrt.Executor{Runner: t.runner, Cubin: ref.cubin}
+	x := &kgrt.Executor{Runner: t.runner, Binary: u.binary}
+	rx := &kgrt.Executor{Runner: t.runner, Binary: ref.binary}
 	refPlans := map[*ir.Kernel]*lower.Plan{}
 	// The reference kernels first: they must agree with the interpreter
 	// before they can stand in for it.

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"kgen.dev/kgen/backends/cuda"
+	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+)
+
+// backend is what build, test, bench and run need of a target's backend:
+// render plans as source, compile the sources, and start the runner that
+// loads what was compiled. Everything above it is the same for every
+// backend.
+type backend interface {
+	// ext is the extension of the source written for each spec file
+	// (".cu").
+	ext() string
+	emit(plans []*lower.Plan) []byte
+	// compile compiles every unit's source in parallel (at most jobs at a
+	// time), setting each unit's binary and its manifest's Binary, and
+	// reports failures and resource usage in diags at the spec's kernels.
+	compile(ctx context.Context, units []*unit, jobs int, verbose bool, diags *diag.List)
+	// startRunner starts a runner on GPU 0 that loads this backend's
+	// binaries.
+	startRunner(ctx context.Context) (*kgrt.Runner, error)
+	// toolchain names the compiler and its version for reports:
+	// "nvcc 13.0.88".
+	toolchain() string
+}
+
+// toolPaths are the command-line choices of toolchains; empty means
+// search the usual places.
+type toolPaths struct {
+	nvcc string
+}
+
+// register adds the toolchain flags to fs.
+func (t *toolPaths) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.nvcc, "nvcc", "", "the nvcc to use (a file, or a CUDA install directory; default: PATH, then /usr/local/cuda)")
+}
+
+// openBackend returns tgt's backend. Its toolchain is found only when
+// compile is set (build --emit-only needs none), and must then support
+// tgt; without it, only ext and emit may be called.
+func openBackend(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error) {
+	switch tgt.Backend {
+	case "cuda":
+		b := &cudaBackend{target: tgt}
+		if compile {
+			nvcc, err := kgrt.FindNVCC(tools.nvcc)
+			if err != nil {
+				return nil, err
+			}
+			if err := nvcc.SupportsTarget(tgt); err != nil {
+				return nil, err
+			}
+			b.nvcc = nvcc
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("no backend for target %s", tgt)
+}
+
+// cudaBackend emits CUDA C++ and compiles it with nvcc to cubins that the
+// CUDA runner loads.
+type cudaBackend struct {
+	target kgrt.Target
+	nvcc   *kgrt.NVCC
+}
+
+func (b *cudaBackend) ext() string                     { return ".cu" }
+func (b *cudaBackend) emit(plans []*lower.Plan) []byte { return []byte(cuda.Emit(plans)) }
+func (b *cudaBackend) toolchain() string               { return "nvcc " + b.nvcc.Version }
+
+func (b *cudaBackend) compile(ctx context.Context, units []*unit, jobs int, verbose bool, diags *diag.List) {
+	var cjobs []kgrt.CompileJob
+	for _, u := range units {
+		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.target, OutDir: filepath.Dir(u.source)})
+	}
+	results, errs := b.nvcc.CompileAll(ctx, cjobs, jobs)
+	for i, u := range units {
+		if errs[i] != nil {
+			// Generated code that does not compile is kgen's bug, not the
+			// user's: say so, with the compiler's words.
+			diags.Errorf(diag.Span{}, "internal error: the CUDA generated for %s does not compile; please report it:\n%v", u.file.path, errs[i])
+			continue
+		}
+		r := results[i]
+		u.binary = r.Cubin
+		u.manifest.Binary = filepath.Base(r.Cubin)
+		for _, fr := range r.Resources {
+			span := u.spanOf(fr.Name)
+			if fr.SpillStores > 0 || fr.SpillLoads > 0 {
+				diags.Warnf(span, "%s spills registers: %s", fr.Name, fr)
+			} else if verbose {
+				diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", fr.Name, fr))
+			}
+		}
+	}
+}
+
+func (b *cudaBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {
+	cache, err := kgrt.DefaultRunnerCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	return kgrt.StartRunner(ctx, b.nvcc.Path, cache, 0)
+}

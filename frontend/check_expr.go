@@ -2,6 +2,7 @@ package frontend
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -21,10 +22,12 @@ type scope struct {
 }
 
 // fnArg is an argument of an inlined fn call: it is checked where it is
-// used, in the caller's scope.
+// used, in the caller's scope and with the caller's fns being inlined
+// (f(f(x)) is not recursion: the inner f is the caller's).
 type fnArg struct {
-	e  Expr
-	sc *scope
+	e        Expr
+	sc       *scope
+	inlining map[*FnDecl]bool
 }
 
 func (s *scope) lookupIndex(name string) *ir.Index {
@@ -144,6 +147,9 @@ func (kc *kernelChecker) name(e *Name, sc *scope, asIndex bool) value {
 	}
 	for s := sc; s != nil; s = s.parent {
 		if arg, ok := s.fnArgs[e.Name]; ok {
+			inlining := kc.inlining
+			kc.inlining = arg.inlining
+			defer func() { kc.inlining = inlining }()
 			return kc.expr(arg.e, arg.sc)
 		}
 		if s.fn != nil {
@@ -565,11 +571,12 @@ func (kc *kernelChecker) call(e *CallExpr, sc *scope) value {
 			kc.poisoned = true
 			return bad // recursion, reported by checkFnCycles
 		}
+		caller := maps.Clone(kc.inlining)
 		kc.inlining[fn] = true
 		defer delete(kc.inlining, fn)
 		body := &scope{parent: sc, fn: fn, fnArgs: map[string]fnArg{}}
 		for i, p := range fn.Params {
-			body.fnArgs[p.Name] = fnArg{e: e.Args[i], sc: sc}
+			body.fnArgs[p.Name] = fnArg{e: e.Args[i], sc: sc, inlining: caller}
 		}
 		return kc.expr(fn.Body, body)
 	}

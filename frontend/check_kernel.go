@@ -118,6 +118,11 @@ func (c *checker) kernel(d *KernelDecl) *ir.Kernel {
 		}
 	}
 	if kc.poisoned {
+		if !c.diags.HasErrors() {
+			// A poisoned kernel's cause must have been reported; if it
+			// was not, dropping the kernel silently would hide a bug.
+			kc.errorf(d.Name.Span, "internal error: kernel '%s' failed to check without a diagnostic; please report it", d.Name.Name)
+		}
 		return nil
 	}
 	return kc.k

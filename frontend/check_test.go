@@ -408,6 +408,19 @@ kernel k<N>(X: f64[N], Y: f64[N]) -> (Z: f64[N]) { Z[i] = axpy(2, X[i], Y[i]) }`
 		withFn: `fn sq(x) = x * x
 kernel k<R, D>(X: f32[R, D]) -> (Y: f32[R]) { Y[r] = sq(sum[d](X[r, d])) }`,
 		inline: `kernel k<R, D>(X: f32[R, D]) -> (Y: f32[R]) { Y[r] = sum[d](X[r, d]) * sum[d](X[r, d]) }`,
+	}, {
+		// The inner call is an argument of the outer one, not recursion:
+		// it was once taken for recursion and the kernel silently dropped.
+		name: "a fn applied to its own result",
+		withFn: `fn sq(x) = x * x
+kernel k<N>(X: f32[N]) -> (Y: f32[N]) { Y[i] = sq(sq(X[i] + 1)) }`,
+		inline: `kernel k<N>(X: f32[N]) -> (Y: f32[N]) { Y[i] = (X[i] + 1) * (X[i] + 1) * ((X[i] + 1) * (X[i] + 1)) }`,
+	}, {
+		name: "nested through another fn",
+		withFn: `fn sq(x) = x * x
+fn quad(y) = sq(sq(y))
+kernel k<N>(X: f32[N]) -> (Y: f32[N]) { Y[i] = quad(X[i]) }`,
+		inline: `kernel k<N>(X: f32[N]) -> (Y: f32[N]) { Y[i] = X[i] * X[i] * (X[i] * X[i]) }`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,9 +7,12 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"kgen.dev/kgen/ir"
 )
 
 // baselineScript times PyTorch programs for the example kernels with the
@@ -19,12 +22,32 @@ import (
 var baselineScript []byte
 
 // BaselineTask is one PyTorch program to time: the program of Kernel (by
-// name) on random inputs of the given dtypes and shapes.
+// name) on random inputs of the given dtypes and shapes. The program is
+// baseline.py's hand-written one for Kernel when it has one, else Fn of
+// the module kgen emitted (backends/torch) at Sizes.
 type BaselineTask struct {
-	Name   string             `json:"name"`
-	Kernel string             `json:"kernel"`
-	Inputs []BaselineInput    `json:"inputs"`
-	Params map[string]float64 `json:"params,omitempty"`
+	Name   string          `json:"name"`
+	Kernel string          `json:"kernel"`
+	Inputs []BaselineInput `json:"inputs"`
+	Params map[string]any  `json:"params,omitempty"` // ParamValue of each param
+	Module string          `json:"module,omitempty"`
+	// Reference is the spec's own reference module (STEM.torch.py beside
+	// STEM.kg), whose function named Kernel, when there is one, is the
+	// program timed.
+	Reference string           `json:"reference,omitempty"`
+	Fn        string           `json:"fn,omitempty"`
+	Sizes     map[string]int64 `json:"sizes,omitempty"`
+	// Keywords names Fn's keyword argument of each param (Params are by
+	// the spec's names, which the hand-written programs use).
+	Keywords map[string]string `json:"keywords,omitempty"`
+	// CheckInputs, when set, are raw little-endian files of the inputs (in
+	// order) that the emitted program runs on once, writing each output's
+	// raw bytes to the file of CheckOutputs: the PyTorch oracle.
+	CheckInputs  []string `json:"check_inputs,omitempty"`
+	CheckOutputs []string `json:"check_outputs,omitempty"`
+	// CheckReference checks Reference's program instead of the emitted
+	// one (to test the reference programs themselves).
+	CheckReference bool `json:"check_reference,omitempty"`
 }
 
 // BaselineInput is one input tensor of a BaselineTask.
@@ -34,22 +57,36 @@ type BaselineInput struct {
 	Shape []int64 `json:"shape"`
 }
 
-// BaselineResult is the timing of one task, or why there is none (Skip).
+// BaselineResult is one task's timings in each mode asked for, or why
+// there are none (Skip), and why its check did not run (CheckError).
 type BaselineResult struct {
-	Name     string  `json:"name"`
-	Torch    string  `json:"torch"`
+	Name       string          `json:"name"`
+	Torch      string          `json:"torch"`
+	Program    string          `json:"program,omitempty"` // "hand-written" or "kgen's torch program"
+	Eager      *BaselineTiming `json:"eager,omitempty"`
+	Compile    *BaselineTiming `json:"compile,omitempty"`
+	Skip       string          `json:"skip,omitempty"`
+	CheckError string          `json:"check_error,omitempty"`
+}
+
+// BaselineTiming is a PyTorch program's time per run, with the runner's
+// protocol.
+type BaselineTiming struct {
 	MedianUS float64 `json:"median_us"`
 	P20US    float64 `json:"p20_us"`
 	P80US    float64 `json:"p80_us"`
 	Reps     int     `json:"reps"`
 	Batch    int     `json:"batch"`
-	Skip     string  `json:"skip,omitempty"`
 }
 
-// RunBaselines times tasks in PyTorch eager mode on GPU 0 with python
-// (which must import torch), using spec's protocol parameters (defaults
-// as for Time; flushBytes is the L2 flush size).
-func RunBaselines(ctx context.Context, python string, tasks []BaselineTask, spec TimeSpec, flushBytes int64) ([]BaselineResult, error) {
+// BaselineModes are the ways PyTorch programs can be run: eager, and
+// torch.compile in its default mode.
+var BaselineModes = []string{"eager", "compile"}
+
+// RunBaselines times tasks in PyTorch on GPU 0 with python (which must
+// import torch), in each of modes (BaselineModes), using spec's protocol
+// parameters (defaults as for Time; flushBytes is the L2 flush size).
+func RunBaselines(ctx context.Context, python string, tasks []BaselineTask, modes []string, spec TimeSpec, flushBytes int64) ([]BaselineResult, error) {
 	dir, err := os.MkdirTemp("", "kgen-baseline-")
 	if err != nil {
 		return nil, err
@@ -61,7 +98,7 @@ func RunBaselines(ctx context.Context, python string, tasks []BaselineTask, spec
 	}
 	job := map[string]any{
 		"warmup_ms": orDefault(spec.WarmupMS, DefaultWarmupMS), "min_reps": int(orDefault(float64(spec.MinReps), DefaultMinReps)),
-		"min_ms": orDefault(spec.MinMS, DefaultMinMS), "flush_bytes": flushBytes, "tasks": tasks,
+		"min_ms": orDefault(spec.MinMS, DefaultMinMS), "flush_bytes": flushBytes, "tasks": tasks, "modes": modes,
 	}
 	in, err := json.Marshal(job)
 	if err != nil {
@@ -88,6 +125,23 @@ func RunBaselines(ctx context.Context, python string, tasks []BaselineTask, spec
 		return nil, fmt.Errorf("baseline: %d results for %d tasks\n%s", len(res), len(tasks), tail(stderr.String(), 2000))
 	}
 	return res, nil
+}
+
+// ParamValue is a param's value as a baseline task carries it: a JSON
+// number, or for an infinite or NaN float (which JSON lacks) the string
+// Python's float() reads: "inf", "-inf", "nan".
+func ParamValue(c *ir.Const) any {
+	switch {
+	case !c.T.IsFloat():
+		return c.I
+	case math.IsNaN(c.F):
+		return "nan"
+	case math.IsInf(c.F, 1):
+		return "inf"
+	case math.IsInf(c.F, -1):
+		return "-inf"
+	}
+	return c.F
 }
 
 func orDefault(v, d float64) float64 {

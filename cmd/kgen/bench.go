@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"kgen.dev/kgen/backends/torch"
 	"kgen.dev/kgen/interp"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -21,7 +24,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "bench", args: "--target cuda:sm_90 [--kernel NAME,...] [--baseline eager] [--json FILE] [--md FILE] FILE...",
+		name: "bench", args: "--target cuda:sm_90 [--kernel NAME,...] [--baseline eager,compile] [--json FILE] [--md FILE] [--html FILE] FILE...",
 		short: "time instances on the GPU, side by side with PyTorch",
 		long: `
 Bench builds every instance of each FILE (or those named by --kernel) for the
@@ -36,20 +39,28 @@ bandwidth (inputs read plus outputs written, once each) against the
 device-to-device copy bandwidth measured in the same run, and for matrix
 products the TFLOP/s.
 
-With --baseline eager it times the PyTorch program of each instance's kernel
-(runtime/baseline/baseline.py, written for the examples' kernels; f32
-matrix products without TF32) with the same protocol, in the same run, and
-reports kgen's speedup over it. Python is python3 on PATH, or --python.
+With --baseline eager,compile it times the PyTorch program of each
+instance's kernel, eagerly and under torch.compile (default mode), with the
+same protocol in the same run, and reports kgen's speedup over each and
+KernelBench's fast_p (the fraction of instances that are correct and more
+than p times faster than the baseline). The program is the hand-written one
+in runtime/baseline/baseline.py when the kernel has one, else the program
+kgen emits from the IR (kgen torch); f32 matrix products without TF32.
+With a baseline, that emitted program is also the oracle of a second,
+independent check at full size: it runs on the inputs kgen's kernels ran
+on, and the outputs must agree. Python is python3 on PATH, or --python.
 
---json and --md write the results, with the date, GPU, driver, clocks and
-toolchain versions, for committing under testsuite/results/. Exit status 1
-when any instance is wrong.`,
+--json, --md and --html write the results, with the date, GPU, driver,
+clocks and toolchain versions, for committing under testsuite/results/; the
+HTML report draws the speedups and a roofline. Exit status 1 when any
+instance is wrong.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			kernels := fs.String("kernel", "", "comma-separated instance names to bench (default: all)")
-			baseline := fs.String("baseline", "", "time PyTorch alongside: eager")
+			baseline := fs.String("baseline", "", "time PyTorch alongside: eager, compile, or both (eager,compile)")
 			jsonOut := fs.String("json", "", "write the results as JSON to this file")
 			mdOut := fs.String("md", "", "write the results as a markdown table to this file")
+			htmlOut := fs.String("html", "", "write the results as an HTML report with plots to this file")
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
 			var tools toolPaths
 			tools.register(fs)
@@ -61,8 +72,16 @@ when any instance is wrong.`,
 				if len(args) == 0 || *target == "" {
 					return usageError("bench", "want --target and at least one FILE")
 				}
-				if *baseline != "" && *baseline != "eager" {
-					return usageError("bench", "--baseline: want eager, not %q", *baseline)
+				var modes []string
+				if *baseline != "" {
+					for _, m := range strings.Split(*baseline, ",") {
+						if !slices.Contains(kgrt.BaselineModes, m) {
+							return usageError("bench", "--baseline: want eager, compile or eager,compile, not %q", *baseline)
+						}
+						if !slices.Contains(modes, m) {
+							modes = append(modes, m)
+						}
+					}
 				}
 				var want []string
 				if *kernels != "" {
@@ -82,7 +101,7 @@ when any instance is wrong.`,
 					return code
 				}
 				defer g.close()
-				b := &bencher{g: g, maxWork: *maxWork}
+				b := &bencher{g: g, maxWork: *maxWork, modes: modes}
 				rep, err := b.run(ctx, want, py)
 				if err != nil {
 					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
@@ -96,16 +115,22 @@ when any instance is wrong.`,
 						return exitUser
 					}
 				}
-				if *mdOut != "" {
+				for _, o := range []struct {
+					path  string
+					write func(io.Writer)
+				}{{*mdOut, rep.markdown}, {*htmlOut, rep.html}} {
+					if o.path == "" {
+						continue
+					}
 					var sb strings.Builder
-					rep.markdown(&sb)
-					if err := writeFileAtomic(*mdOut, []byte(sb.String()), 0o644); err != nil {
+					o.write(&sb)
+					if err := writeFileAtomic(o.path, []byte(sb.String()), 0o644); err != nil {
 						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
 						return exitUser
 					}
 				}
 				for _, r := range rep.Rows {
-					if r.Error != "" {
+					if !r.correct() {
 						return exitUser
 					}
 				}
@@ -140,6 +165,8 @@ type benchReport struct {
 	Driver     int        `json:"driver_cuda_version"`
 	Toolchain  string     `json:"toolchain"`
 	Torch      string     `json:"torch,omitempty"`
+	Baselines  []string   `json:"baselines,omitempty"`
+	FastP      []fastP    `json:"fast_p,omitempty"`
 	CopyGBps   float64    `json:"copy_gbps"`
 	Protocol   string     `json:"protocol"`
 	Rows       []benchRow `json:"rows"`
@@ -148,26 +175,38 @@ type benchReport struct {
 
 // benchRow is one instance's figures.
 type benchRow struct {
-	Name      string               `json:"name"`
-	File      string               `json:"file"`
-	Kernel    string               `json:"kernel"`
-	Sizes     string               `json:"sizes"`
-	Templates string               `json:"templates"`
-	Error     string               `json:"error,omitempty"`
-	MaxError  float64              `json:"max_error"`
-	Time      kgrt.Timing          `json:"time"`
-	Bytes     int64                `json:"bytes"`
-	Flops     float64              `json:"flops,omitempty"`
-	GBps      float64              `json:"gbps"`
-	CopyFrac  float64              `json:"copy_fraction"`
-	TFLOPs    float64              `json:"tflops,omitempty"`
-	Eager     *kgrt.BaselineResult `json:"eager,omitempty"`
-	Speedup   float64              `json:"speedup_vs_eager,omitempty"`
+	Name      string      `json:"name"`
+	File      string      `json:"file"`
+	Kernel    string      `json:"kernel"`
+	Sizes     string      `json:"sizes"`
+	Templates string      `json:"templates"`
+	Error     string      `json:"error,omitempty"`
+	MaxError  float64     `json:"max_error"`
+	Time      kgrt.Timing `json:"time"`
+	Bytes     int64       `json:"bytes"`
+	Flops     float64     `json:"flops,omitempty"`
+	Ops       float64     `json:"ops"` // Flops when counted, else the interpreter's operation count
+	GBps      float64     `json:"gbps"`
+	CopyFrac  float64     `json:"copy_fraction"`
+	TFLOPs    float64     `json:"tflops,omitempty"`
+	// Torch is PyTorch's side: the program timed, its timings, and the
+	// check of kgen's outputs against the emitted program (TorchCheck:
+	// "ok", or why not).
+	Torch          *kgrt.BaselineResult `json:"torch,omitempty"`
+	TorchCheck     string               `json:"torch_check,omitempty"`
+	TorchMaxError  float64              `json:"torch_max_error,omitempty"`
+	SpeedupEager   float64              `json:"speedup_vs_eager,omitempty"`
+	SpeedupCompile float64              `json:"speedup_vs_compile,omitempty"`
+
+	// check holds what the PyTorch check compares, until it has.
+	check *torchCheck
 }
 
 type bencher struct {
 	g       *gpuSession
 	maxWork float64
+	modes   []string // PyTorch baselines to time
+	checks  string   // where the PyTorch check's files go
 }
 
 func (b *bencher) run(ctx context.Context, want []string, python string) (*benchReport, error) {
@@ -187,19 +226,32 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}
 	var tasks []kgrt.BaselineTask
+	if python != "" {
+		if b.checks, err = os.MkdirTemp("", "kgen-bench-torch-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(b.checks)
+	}
 	for i, u := range b.g.units {
 		x := &kgrt.Executor{Runner: r, Binary: u.binary}
 		rx := &kgrt.Executor{Runner: r, Binary: b.g.refs[i].binary}
+		module := ""
+		if python != "" {
+			module = filepath.Join(b.checks, u.stem+".torch.py")
+			if err := os.WriteFile(module, []byte(torch.Emit(u.file.prog.Kernels)), 0o644); err != nil {
+				return nil, err
+			}
+		}
 		for _, p := range u.plans {
 			if p.Env == nil || (want != nil && !slices.Contains(want, p.Name)) {
 				continue
 			}
 			row := b.plan(ctx, u, p, x, rx, b.g.refs[i].plans, copyBW)
-			rep.Rows = append(rep.Rows, row)
 			fmt.Fprintf(stderr, "bench: %s %s\n", row.Name, row.summary())
-			if row.Error == "" {
-				tasks = append(tasks, baselineTask(p))
+			if row.Error == "" && python != "" {
+				tasks = append(tasks, b.baselineTask(ctx, p, u.file.path, module, x, &row))
 			}
+			rep.Rows = append(rep.Rows, row)
 		}
 	}
 	if want != nil {
@@ -210,22 +262,20 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 		}
 	}
 	if python != "" && len(tasks) > 0 {
-		res, err := kgrt.RunBaselines(ctx, python, tasks, kgrt.TimeSpec{}, 2*info.L2Bytes)
+		rep.Baselines = b.modes
+		res, err := kgrt.RunBaselines(ctx, python, tasks, b.modes, kgrt.TimeSpec{}, 2*info.L2Bytes)
 		if err != nil {
 			return nil, err
 		}
 		for _, br := range res {
 			rep.Torch = br.Torch
 			for i := range rep.Rows {
-				row := &rep.Rows[i]
-				if row.Name == br.Name {
-					row.Eager = &br
-					if br.Skip == "" && row.Time.MedianUS > 0 {
-						row.Speedup = br.MedianUS / row.Time.MedianUS
-					}
+				if row := &rep.Rows[i]; row.Name == br.Name {
+					row.addBaseline(br)
 				}
 			}
 		}
+		rep.FastP = fastPs(rep.Rows, b.modes)
 	}
 	rep.ElapsedSec = time.Since(start).Seconds()
 	return rep, nil
@@ -254,6 +304,10 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 		}
 	}
 	row.Templates = strings.Join(tmpl, "+")
+	row.Ops = row.Flops
+	if row.Ops == 0 {
+		row.Ops = ir.Work(p.Source, p.Env)
+	}
 	var res kgrt.CheckResult
 	if ir.Work(p.Source, p.Env) <= b.maxWork {
 		res = x.Check(ctx, p, p.Env, tensor.Normal, 1)
@@ -325,17 +379,21 @@ func ioBytes(p *lower.Plan) int64 {
 }
 
 func baselineTask(p *lower.Plan) kgrt.BaselineTask {
-	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]float64{}}
+	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]any{}, Fn: p.Source.Name, Sizes: map[string]int64{}}
+	kw := torch.Keywords(p.Source)
+	for d, v := range p.Env.Dims {
+		if d.Def == nil {
+			t.Sizes[kw[d.Name]] = v
+		}
+	}
 	for _, in := range p.Source.Inputs {
 		shape, _ := p.Env.Shape(in)
 		t.Inputs = append(t.Inputs, kgrt.BaselineInput{Name: in.Name, DType: in.DType.String(), Shape: shape})
 	}
+	t.Keywords = map[string]string{}
 	for prm, c := range p.Env.Params {
-		if c.T.IsFloat() {
-			t.Params[prm.Name] = c.F
-		} else {
-			t.Params[prm.Name] = float64(c.I)
-		}
+		t.Keywords[prm.Name] = kw[prm.Name]
+		t.Params[prm.Name] = kgrt.ParamValue(c)
 	}
 	return t
 }
@@ -359,43 +417,82 @@ func (rep *benchReport) header() string {
 	return s + fmt.Sprintf("; device-to-device copy %.0f GB/s (read + write)", rep.CopyGBps)
 }
 
+// columns are the table's headings: kgen's figures, then each baseline's
+// time and kgen's speedup over it.
+func (rep *benchReport) columns() []string {
+	c := []string{"instance", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s"}
+	for _, m := range rep.Baselines {
+		c = append(c, m+" us (p20-p80)", "vs "+m)
+	}
+	if len(rep.Baselines) > 0 {
+		c = append(c, "PyTorch program", "check vs PyTorch")
+	}
+	return c
+}
+
 func (rep *benchReport) cells(r benchRow) []string {
 	c := []string{r.Name, r.Templates}
 	if r.Error != "" {
-		return append(c, r.Error, "", "", "", "", "", "")
+		c = append(c, r.Error)
+		for len(c) < len(rep.columns()) {
+			c = append(c, "")
+		}
+		return c
 	}
 	tf := ""
 	if r.TFLOPs > 0 {
 		tf = fmt.Sprintf("%.1f", r.TFLOPs)
 	}
-	eager, speed := "", ""
-	if r.Eager != nil {
-		if r.Eager.Skip != "" {
-			eager = "-"
-		} else {
-			eager = fmt.Sprintf("%.2f (%.2f-%.2f)", r.Eager.MedianUS, r.Eager.P20US, r.Eager.P80US)
-			speed = fmt.Sprintf("%.2fx", r.Speedup)
+	c = append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", r.Time.MedianUS, r.Time.P20US, r.Time.P80US),
+		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf)
+	for _, m := range rep.Baselines {
+		var t *kgrt.BaselineTiming
+		speed := 0.0
+		if r.Torch != nil {
+			t, speed = r.Torch.Eager, r.SpeedupEager
+			if m == "compile" {
+				t, speed = r.Torch.Compile, r.SpeedupCompile
+			}
 		}
+		if t == nil {
+			c = append(c, "-", "")
+			continue
+		}
+		c = append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", t.MedianUS, t.P20US, t.P80US), fmt.Sprintf("%.2fx", speed))
 	}
-	return append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", r.Time.MedianUS, r.Time.P20US, r.Time.P80US),
-		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf, eager, speed)
+	if len(rep.Baselines) > 0 {
+		prog := ""
+		if r.Torch != nil {
+			prog = r.Torch.Program
+			if r.Torch.Skip != "" {
+				prog = r.Torch.Skip
+			}
+		}
+		c = append(c, prog, r.TorchCheck)
+	}
+	return c
 }
-
-var benchColumns = []string{"instance", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s", "eager us (p20-p80)", "speedup"}
 
 func (rep *benchReport) print(w io.Writer) {
 	fmt.Fprintln(w, rep.header())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(benchColumns, "\t"))
+	fmt.Fprintln(tw, strings.Join(rep.columns(), "\t"))
 	for _, r := range rep.Rows {
 		fmt.Fprintln(tw, strings.Join(rep.cells(r), "\t"))
 	}
 	tw.Flush()
+	for _, f := range rep.FastP {
+		if f.P == 1 {
+			fmt.Fprintf(w, "fast_1 vs %s: %.2f (%d of %d correct and faster)\n", f.Baseline, f.Fraction, f.Count, f.Total)
+		}
+	}
 }
 
 func (rep *benchReport) markdown(w io.Writer) {
 	fmt.Fprintf(w, "%s\n\nTarget %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in this run.\n\n", rep.header(), rep.Target, rep.Protocol)
-	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(benchColumns, " | "), strings.Repeat(" --- |", len(benchColumns)))
+	rep.fastPTable(w)
+	cols := rep.columns()
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)))
 	for _, r := range rep.Rows {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(rep.cells(r), " | "))
 	}

@@ -1,14 +1,28 @@
-"""PyTorch eager baselines for `kgen bench`, timed with kgen's protocol.
+"""PyTorch baselines and oracle for `kgen bench`, timed with kgen's protocol.
 
 kgen writes a JSON job on stdin:
 
     {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N,
+     "modes": ["eager", "compile"],
      "tasks": [{"name": "softmax_16x16384", "kernel": "softmax",
                 "inputs": [{"name": "X", "dtype": "f32", "shape": [16, 16384]}],
-                "params": {"eps": 1e-5}}]}
+                "params": {"eps": 1e-5},
+                "module": "/tmp/.../softmax.py", "fn": "softmax", "sizes": {"R": 16, "D": 16384},
+                "check_inputs": ["/tmp/.../X.bin"], "check_outputs": ["/tmp/.../Y.bin"]}]}
 
-and reads one JSON object per task on stdout: the timing (microseconds per
-run: median, p20, p80, samples, CUDA-graph batch) or why there is none.
+and reads one JSON object per task on stdout: for each mode, the timing
+(microseconds per run: median, p20, p80, samples, CUDA-graph batch), or
+why there is none. With no modes, only the checks run, on the CPU when
+there is no GPU. The program timed is what a PyTorch user would write: the
+spec's reference module's function when there is one, else OPS's
+hand-written one for the kernel, else the
+program kgen emitted from the IR (module, fn: backends/torch), unless the
+spec has a reference module (reference: STEM.torch.py beside STEM.kg) with
+a function named after the kernel; "compile"
+times torch.compile of the same program. With check_inputs, the emitted
+program also runs once on those inputs (raw little-endian files, in input
+order) and writes each output's raw bytes to check_outputs: the oracle
+kgen compares its kernels with at full size.
 The protocol is the runner's (runtime/runner/runner.cpp, measure): a
 warm-up of at least warmup_ms that also estimates one run; CUDA graphs of K
 back-to-back runs when one run is under 20 us; then at least
@@ -19,13 +33,19 @@ The PyTorch programs are written by hand for the example kernels named in
 OPS, keyed by kernel name: the obvious torch call for each.
 """
 
+import ctypes
+import importlib.util
 import json
 import math
+import os
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+# DEVICE is where checks run: the GPU when there is one. Timing needs it.
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 DTYPES = {
     "f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
@@ -164,23 +184,111 @@ def measure(fn, job):
             "p80_us": percentile(samples, 0.8), "reps": len(samples), "batch": batch}
 
 
+_modules = {}
+
+
+def emitted(task):
+    """The function kgen emitted for the task's kernel."""
+    return getattr(load(task["module"]), task["fn"])
+
+
+def load(path):
+    if path not in _modules:
+        spec = importlib.util.spec_from_file_location("kgen_torch_%d" % len(_modules), path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _modules[path] = mod
+    return _modules[path]
+
+
+def program(task, inputs):
+    """The callable to time: the spec's reference module's function for
+    the kernel when it has one, else OPS's hand-written one, else the
+    program kgen emitted."""
+    if task.get("reference"):
+        fn = getattr(load(task["reference"]), task["kernel"], None)
+        if fn is not None:
+            kw = keywords(task)
+            return "reference", lambda: fn(*inputs, **kw)
+    op = OPS.get(task["kernel"])
+    if op is not None:
+        return "hand-written", op(inputs, task.get("params", {}))
+    if not task.get("module"):
+        return None, None
+    fn, kw = emitted(task), keywords(task)
+    return "kgen's torch program", lambda: fn(*inputs, **kw)
+
+
+def keywords(task):
+    """The emitted function's keyword arguments: sizes, then params."""
+    kw = dict(task.get("sizes", {}))
+    names = task.get("keywords", {})
+    for name, value in task.get("params", {}).items():
+        kw[names.get(name, name)] = float(value) if isinstance(value, str) else value
+    return kw
+
+
+def read_raw(path, spec):
+    data = bytearray(open(path, "rb").read())
+    flat = torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+    return flat.view(DTYPES[spec["dtype"]]).reshape(spec["shape"]).to(DEVICE)
+
+
+def write_raw(path, t):
+    t = t.detach().contiguous().cpu()
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
+    os.replace(tmp, path)
+
+
+def check(task):
+    """Runs the emitted program (or, with check_reference, the reference
+    module's) on the task's check inputs."""
+    inputs = [read_raw(p, s) for p, s in zip(task["check_inputs"], task["inputs"])]
+    fn, kw = emitted(task), keywords(task)
+    if task.get("check_reference"):
+        fn = getattr(load(task["reference"]), task["kernel"])
+    with torch.no_grad():
+        outs = fn(*inputs, **kw)
+    for path, t in zip(task["check_outputs"], outs):
+        write_raw(path, t)
+
+
 def main():
     job = json.load(sys.stdin)
     torch.backends.cuda.matmul.allow_tf32 = False  # f32 means f32, as in kgen
     torch.backends.cudnn.allow_tf32 = False
-    gen = torch.Generator(device="cuda").manual_seed(1)
+    modes = job.get("modes") or []
     for task in job["tasks"]:
         out = {"name": task["name"], "torch": torch.__version__}
-        op = OPS.get(task["kernel"])
-        if op is None:
-            out["skip"] = "no PyTorch program for kernel %s" % task["kernel"]
-        else:
-            try:
-                inputs = [make(s, gen) for s in task["inputs"]]
+        try:  # one task's failure is reported, not fatal
+            if task.get("check_inputs"):
+                check(task)
+        except Exception as e:
+            out["check_error"] = "%s: %s" % (type(e).__name__, e)
+        if not modes:  # the check alone, which also runs on the CPU
+            print(json.dumps(out), flush=True)
+            continue
+        gen = torch.Generator(device="cuda").manual_seed(1)
+        try:
+            inputs = [make(s, gen) for s in task["inputs"]]
+            out["program"], fn = program(task, inputs)
+            if fn is None:
+                out["skip"] = "no PyTorch program for kernel %s" % task["kernel"]
+            else:
                 with torch.no_grad():
-                    out.update(measure(op(inputs, task.get("params", {})), job))
-            except Exception as e:  # one task's failure is reported, not fatal
-                out["skip"] = "%s: %s" % (type(e).__name__, e)
+                    if "eager" in modes:
+                        out["eager"] = measure(fn, job)
+                    if "compile" in modes:
+                        torch._dynamo.reset()
+                        compiled = torch.compile(fn)
+                        for _ in range(3):  # compiles, then settles
+                            compiled()
+                        torch.cuda.synchronize()
+                        out["compile"] = measure(compiled, job)
+        except Exception as e:
+            out["skip"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
         print(json.dumps(out), flush=True)
 
 

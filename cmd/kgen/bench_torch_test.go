@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/ir"
+	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tensor"
+)
+
+// TestFastP checks fast_p against hand-counted fractions: KernelBench's
+// definition counts correct instances faster than p times the baseline,
+// over all instances, wrong ones included.
+func TestFastP(t *testing.T) {
+	rows := []benchRow{
+		{Name: "a", SpeedupEager: 2.5, SpeedupCompile: 0.9},
+		{Name: "b", SpeedupEager: 1.2, SpeedupCompile: 1.6},
+		{Name: "c", SpeedupEager: 0.5, SpeedupCompile: 0.4},
+		{Name: "d", Error: "wrong: 3 elements out of tolerance", SpeedupEager: 9},
+		{Name: "e", SpeedupEager: 3, TorchCheck: "disagrees with PyTorch on output 0"},
+	}
+	want := map[string][]int{"eager": {3, 2, 1, 1}, "compile": {3, 1, 1, 0}}
+	got := fastPs(rows, []string{"eager", "compile"})
+	if len(got) != 8 {
+		t.Fatalf("%d fast_p figures, want 8", len(got))
+	}
+	for _, f := range got {
+		i := 0
+		for fastPThresholds[i] != f.P {
+			i++
+		}
+		if f.Total != 5 || f.Count != want[f.Baseline][i] || f.Fraction != float64(f.Count)/5 {
+			t.Errorf("fast_%g vs %s = %d/%d (%g), want %d/5", f.P, f.Baseline, f.Count, f.Total, f.Fraction, want[f.Baseline][i])
+		}
+	}
+}
+
+// TestTorchCheck compares kgen's outputs with PyTorch's files as bench
+// does: within tolerance is "ok", beyond it a disagreement that makes the
+// instance wrong.
+func TestTorchCheck(t *testing.T) {
+	dir := t.TempDir()
+	kgenOut := tensor.New(ir.F32, []int64{4})
+	for i, v := range []float64{1, 2, 3, 4} {
+		kgenOut.SetFloat(int64(i), v)
+	}
+	torchOut := func(last float64) string {
+		tt := tensor.New(ir.F32, []int64{4})
+		for i, v := range []float64{1, 2, 3, last} {
+			tt.SetFloat(int64(i), v)
+		}
+		f := filepath.Join(dir, "out.bin")
+		if err := os.WriteFile(f, tt.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		last float64
+		want string
+	}{{4.000001, "ok"}, {4.5, "disagrees"}} {
+		row := benchRow{Time: kgrt.Timing{MedianUS: 10}}
+		row.check = &torchCheck{kgen: []*tensor.Tensor{kgenOut}, files: []string{torchOut(tc.last)}, tols: []kgrt.Tolerance{kgrt.ToleranceFor(ir.F32, 1)}}
+		row.addBaseline(kgrt.BaselineResult{Eager: &kgrt.BaselineTiming{MedianUS: 25}})
+		if !strings.HasPrefix(row.TorchCheck, tc.want) {
+			t.Errorf("PyTorch's last element %g: check %q, want %s", tc.last, row.TorchCheck, tc.want)
+		}
+		if row.correct() != (tc.want == "ok") {
+			t.Errorf("PyTorch's last element %g: correct() = %v", tc.last, row.correct())
+		}
+		if row.SpeedupEager != 2.5 {
+			t.Errorf("speedup %g, want 2.5", row.SpeedupEager)
+		}
+	}
+}

@@ -76,3 +76,31 @@ func TestTorchCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestReportRendering renders a two-instance report: the markdown's fast_p
+// row and the HTML's bars and roofline points must carry the figures.
+func TestReportRendering(t *testing.T) {
+	rep := &benchReport{Target: "cuda:sm_90", GPU: "GPU", CopyGBps: 3000, Baselines: []string{"eager", "compile"},
+		Rows: []benchRow{
+			{Name: "gemm", Templates: "matmul-mma", Time: kgrt.Timing{MedianUS: 100}, Bytes: 3 << 20, Flops: 2e9, Ops: 2e9,
+				Torch: &kgrt.BaselineResult{Program: "reference", Eager: &kgrt.BaselineTiming{MedianUS: 150}, Compile: &kgrt.BaselineTiming{MedianUS: 80}},
+				SpeedupEager: 1.5, SpeedupCompile: 0.8, TorchCheck: "ok"},
+			{Name: "relu", Templates: "elementwise", Time: kgrt.Timing{MedianUS: 10}, Bytes: 2 << 20, Ops: 1 << 18,
+				Torch: &kgrt.BaselineResult{Program: "kgen's torch program", Eager: &kgrt.BaselineTiming{MedianUS: 30}},
+				SpeedupEager: 3, TorchCheck: "ok"},
+		}}
+	rep.FastP = fastPs(rep.Rows, rep.Baselines)
+	var md, page strings.Builder
+	rep.markdown(&md)
+	rep.html(&page)
+	for _, want := range []string{"| vs eager | 1.00 (2/2) | 1.00 (2/2) | 0.50 (1/2) | 0.50 (1/2) |", "| vs compile | 1.00 (2/2) | 0.00 (0/2) |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{"gemm vs eager: 1.50x", "gemm vs compile: 0.80x", "relu vs eager: 3.00x", "<title>gemm: ", "copy bandwidth 3000 GB/s"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}

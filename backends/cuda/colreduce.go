@@ -26,7 +26,7 @@ func (e *emitter) colReduce(l *lower.Launch) {
 	tx, ty, vec := c["TX"], c["TY"], c["VEC"]
 	width := tx * vec
 	t := cType(r.T)
-	e.printf("  __shared__ %s kg_part[%d];\n", t, lower.ColParts(c)*width)
+	e.printf("  __shared__ %s kg_part[%d];\n", t, lower.ColParts(l)*width)
 	e.printf("  const int64_t kg_cols = %s;\n", e.expr(lower.Extent([]*ir.Index{m.C})))
 	tiles := "kg_strips"
 	if len(m.Outer) > 0 {

@@ -18,7 +18,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 	g := lower.MatchIGemm(l.Stmt)
 	c := l.Config
 	bm, bn := lower.TileShape(l)
-	ta, tb := cType(g.A.Load.Tensor.DType), cType(g.B.Load.Tensor.DType)
+	ta, tb := e.cType(g.A.Load.Tensor.DType), e.cType(g.B.Load.Tensor.DType)
 	e.printf("  const int64_t kg_M = %s, kg_N = %s, kg_K = %s;\n", e.expr(lower.Extent(g.M)), e.expr(lower.Extent(g.N)), e.expr(lower.Extent(g.K)))
 	e.tileCount(bm, bn, g.Batch)
 	ak, bk := g.A.KMajor, g.B.KMajor
@@ -51,12 +51,12 @@ func (e *emitter) igemm(l *lower.Launch) {
 			e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 		}
 	} else {
-		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(g.Reduce.T), c["BK"], ak, bk)
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(g.Reduce.T), c["BK"], ak, bk)
 	}
 	e.tileLoop(g.Batch)
 	e.operand("A", g.A, g.K, g.Batch)
 	e.operand("B", g.B, g.K, g.Batch)
-	acc := cType(g.Reduce.T)
+	acc := e.cType(g.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
 	if g.TensorCores {
@@ -89,7 +89,7 @@ func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index) {
 	if ab == "B" {
 		v, row = "kg_b", "kg_n"
 	}
-	t := cType(o.Load.Tensor.DType)
+	t := e.cType(o.Load.Tensor.DType)
 	stored := []string{indexNames(o.Rows), indexNames(ks)}
 	if !o.KMajor {
 		stored[0], stored[1] = stored[1], stored[0]

@@ -20,7 +20,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 	if m.TensorCores {
 		bm, bn = c["BM"], c["BN"]
 	}
-	ta, tb := cType(m.A.Tensor.DType), cType(m.B.Tensor.DType)
+	ta, tb := e.cType(m.A.Tensor.DType), e.cType(m.B.Tensor.DType)
 	// lda, ldb: the element distance between an operand's stored rows.
 	lda, ldb := lower.Stride(m.A, m.K), lower.Stride(m.B, m.K)
 	if m.AKMajor {
@@ -58,7 +58,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 		}
 		e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	} else {
-		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(m.Reduce.T), c["BK"], ak, bk)
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(m.Reduce.T), c["BK"], ak, bk)
 	}
 	e.tileLoop(m.Batch)
 	offA, offB := "", ""
@@ -72,7 +72,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 	}
 	e.printf("    const %s* kg_a = %s%s;\n", ta, name(m.A.Tensor.Name), offA)
 	e.printf("    const %s* kg_b = %s%s;\n", tb, name(m.B.Tensor.Name), offB)
-	acc := cType(m.Reduce.T)
+	acc := e.cType(m.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
 	switch {

@@ -17,19 +17,17 @@ import (
 
 // Emit renders the plans as one CUDA source file. The output depends only
 // on the plans: the same plans give byte-identical text.
-func Emit(plans []*lower.Plan) string { return CUDA.Emit(plans) }
+func Emit(plans []*lower.Plan) string { return CUDA.Emit(plans, 32) }
 
-// Emit renders the plans as one source file in dialect d: the banner, the
-// warp size where the dialect's prelude reads it, the prelude, the
-// definitions the launches need, and an extern "C" entry point per launch.
-// The plans are for one target.
-func (d *Dialect) Emit(plans []*lower.Plan) string {
+// Emit renders the plans as one source file in dialect d for a target
+// whose warps have warp threads: the banner, the warp size where the
+// dialect's prelude reads it, the prelude, the definitions the launches
+// need, and an extern "C" entry point per launch.
+func (d *Dialect) Emit(plans []*lower.Plan, warp int64) string {
 	var kernels strings.Builder
 	f := &file{ops: map[string]string{}}
-	warp := int64(32)
 	for _, p := range plans {
 		for i, l := range p.Launches {
-			warp = l.Target.Warp()
 			kernels.WriteString("\n")
 			e := &emitter{plan: p, d: d, sb: &kernels, file: f}
 			e.launch(i, l)

@@ -23,7 +23,8 @@ func (e *emitter) igemm(l *lower.Launch) {
 	e.tileCount(bm, bn, g.Batch)
 	ak, bk := g.A.KMajor, g.B.KMajor
 	vec := false
-	if g.TensorCores {
+	simt := l.Template.Name() == "igemm-simt" // tensor-core products too, on a target without tensor cores
+	if !simt {
 		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
 		// As for a matmul: cp.async needs 16-byte aligned rows and
@@ -59,7 +60,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 	acc := e.cType(g.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
-	if g.TensorCores {
+	if !simt {
 		run := func(v bool) string {
 			return fmt.Sprintf("kg_tile_t::run<%t, %t>(%s, kg_smem);", v && g.A.Strided, v && g.B.Strided, args)
 		}

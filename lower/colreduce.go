@@ -161,30 +161,32 @@ func (colReduce) Default(l *Launch) Config {
 			ty /= 2
 		}
 	}
-	ty = max(ty, 32/tx) // whole warps
+	ty = max(ty, l.Target.Warp()/tx) // whole warps
 	return Config{"TX": tx, "TY": ty, "VEC": vec, "UNROLL": 4}
 }
 
 // ColParts is the number of partial results per column that a col-reduce
 // block combines through shared memory: one per warp when a warp's
-// threads share columns (TX < 32), otherwise one per row of threads.
-func ColParts(c Config) int64 {
-	return c["TY"] / max(1, 32/c["TX"])
+// threads share columns (TX below the warp size), otherwise one per row
+// of threads.
+func ColParts(l *Launch) int64 {
+	c := l.Config
+	return c["TY"] / max(1, l.Target.Warp()/c["TX"])
 }
 
 // ColSmem is the static shared memory of a col-reduce launch, bytes.
 func ColSmem(l *Launch) int64 {
 	c := l.Config
 	acc := int64(MatchColumns(l.Stmt).Reduce.T.Size())
-	return ColParts(c) * c["TX"] * c["VEC"] * acc
+	return ColParts(l) * c["TX"] * c["VEC"] * acc
 }
 
 // Check holds the constraints of the combine: whole warps, and the
 // partial results within the static shared memory a block may declare.
 func (colReduce) Check(l *Launch) error {
 	c := l.Config
-	if threads := c["TX"] * c["TY"]; threads%32 != 0 {
-		return fmt.Errorf("TX x TY = %d threads is not a whole number of warps", threads)
+	if threads := c["TX"] * c["TY"]; threads%l.Target.Warp() != 0 {
+		return fmt.Errorf("TX x TY = %d threads is not a whole number of warps (of %d threads)", threads, l.Target.Warp())
 	}
 	if smem := ColSmem(l); smem > MaxStaticSmem {
 		return fmt.Errorf("the partial results take %d bytes of shared memory; at most %d", smem, MaxStaticSmem)

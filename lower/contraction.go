@@ -261,10 +261,16 @@ func (t matmulTemplate) Name() string {
 	return "matmul-simt"
 }
 
+// Accepts: the mma tile takes the products tensor cores can compute; the
+// simt tile takes every product, those too on a target without mma.sync
+// (the table puts the tensor-core templates first).
 func (t matmulTemplate) Accepts(s *ir.Stmt) bool {
 	m := MatchMatmul(s)
-	return m != nil && m.TensorCores == t.mma
+	return m != nil && (m.TensorCores || !t.mma)
 }
+
+// Available: the mma tile needs mma.sync, ldmatrix and cp.async.
+func (t matmulTemplate) Available(lim Limits) bool { return !t.mma || !lim.NoMMASync }
 
 func (t matmulTemplate) Space() map[string][]int64 {
 	if t.mma {
@@ -332,10 +338,7 @@ const (
 // Tiles is the number of output tiles of a matmul launch.
 func Tiles(l *Launch) ir.Expr {
 	m := MatchMatmul(l.Stmt)
-	bm, bn := int64(SimtTile), int64(SimtTile)
-	if m.TensorCores {
-		bm, bn = l.Config["BM"], l.Config["BN"]
-	}
+	bm, bn := TileShape(l)
 	return Simplify(mul(Extent(m.Batch), mul(cdiv(Extent(m.M), bm), cdiv(Extent(m.N), bn))))
 }
 

@@ -246,10 +246,13 @@ func (t igemmTemplate) Name() string {
 	return "igemm-simt"
 }
 
+// Accepts: as matmulTemplate's, the simt tile takes every product.
 func (t igemmTemplate) Accepts(s *ir.Stmt) bool {
 	g := MatchIGemm(s)
-	return g != nil && g.TensorCores == t.mma
+	return g != nil && (g.TensorCores || !t.mma)
 }
+
+func (t igemmTemplate) Available(lim Limits) bool { return matmulTemplate(t).Available(lim) }
 
 func (t igemmTemplate) Space() map[string][]int64 { return matmulTemplate(t).Space() }
 func (t igemmTemplate) Check(l *Launch) error     { return matmulTemplate(t).Check(l) }
@@ -283,18 +286,12 @@ func (t igemmTemplate) Default(l *Launch) Config {
 	return c
 }
 
-// TileShape is the output tile of a matmul or igemm launch: BM x BN on
-// tensor cores, the simt tile otherwise.
+// TileShape is the output tile of a matmul or igemm launch: BM x BN for
+// the templates whose space has them (tensor cores, matrix cores), the
+// simt tile otherwise.
 func TileShape(l *Launch) (bm, bn int64) {
-	switch t := l.Template.(type) {
-	case matmulTemplate:
-		if t.mma {
-			return l.Config["BM"], l.Config["BN"]
-		}
-	case igemmTemplate:
-		if t.mma {
-			return l.Config["BM"], l.Config["BN"]
-		}
+	if bm, bn := l.Config["BM"], l.Config["BN"]; bm > 0 && bn > 0 {
+		return bm, bn
 	}
 	return SimtTile, SimtTile
 }

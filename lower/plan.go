@@ -192,6 +192,25 @@ type Limits struct {
 	SmemPerSM    int64
 	Wgmma        bool // warpgroup matrix products from shared memory (sm_90a)
 	Clusters     bool // thread block clusters with distributed shared memory (sm_90)
+	// WarpSize is the number of threads that run in lockstep and exchange
+	// values by shuffles: a CUDA warp (32) or an AMD wavefront (64 on
+	// CDNA, 32 on RDNA); 0 means 32. Block sizes are multiples of it.
+	WarpSize int64
+	// NoMMASync marks a target without NVIDIA's mma.sync, ldmatrix and
+	// cp.async (every HIP target). It is a negative so that the zero
+	// Limits keep the baseline every CUDA target (sm_80 on) has.
+	NoMMASync bool
+	// MFMA: AMD's matrix fused multiply-add builtins with f16 and bf16
+	// operands (__builtin_amdgcn_mfma_*_bf16_1k: gfx90a).
+	MFMA bool
+}
+
+// Warp is the target's warp (wavefront) size: WarpSize, or 32 when unset.
+func (lim Limits) Warp() int64 {
+	if lim.WarpSize > 0 {
+		return lim.WarpSize
+	}
+	return 32
 }
 
 // targeted is a template that only some targets can run.
@@ -221,6 +240,8 @@ func (l *Launch) Check(lim Limits) error {
 		return fmt.Errorf("%s: %d bytes of shared memory a block; the target allows %d (%s)", l.Name, g.Smem, lim.MaxSmem, l.Config)
 	case per*g.Threads > lim.ThreadsPerSM || per*g.Smem > lim.SmemPerSM:
 		return fmt.Errorf("%s: %d blocks of %d threads and %d bytes of shared memory do not fit on one multiprocessor (%s)", l.Name, per, g.Threads, g.Smem, l.Config)
+	case g.Threads%lim.Warp() != 0:
+		return fmt.Errorf("%s: %d threads a block is not a whole number of the target's %d-thread warps (%s)", l.Name, g.Threads, lim.Warp(), l.Config)
 	case g.Cluster > 1 && !lim.Clusters:
 		return fmt.Errorf("%s: clusters of %d blocks need a target with thread block clusters (sm_90) (%s)", l.Name, g.Cluster, l.Config)
 	}

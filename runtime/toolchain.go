@@ -242,7 +242,15 @@ type toolOutput struct {
 // runTool runs a tool to completion and returns what it printed. The error
 // says how it failed and carries the tail of its stderr.
 func runTool(ctx context.Context, path string, args ...string) (toolOutput, error) {
+	return runToolEnv(ctx, nil, path, args...)
+}
+
+// runToolEnv is runTool with env added to the environment.
+func runToolEnv(ctx context.Context, env []string, path string, args ...string) (toolOutput, error) {
 	cmd := exec.CommandContext(ctx, path, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second // grandchildren holding the pipes must not hang us

@@ -17,6 +17,9 @@ type CompileJob struct {
 	Target  Target
 	OutDir  string   // where the .cubin and .ptx go; created if missing
 	Defines []string // preprocessor definitions, "NAME" or "NAME=VALUE"
+	// Language, when set, is the source's language for nvcc's -x where
+	// its extension does not say it: "cu" for a HIP source (hip:nvidia).
+	Language string
 }
 
 // CompileResult is what a successful compile produced.
@@ -103,6 +106,9 @@ func (n *NVCC) Compile(ctx context.Context, job CompileJob) (*CompileResult, err
 	ptxArgs := []string{"-ptx", arch, "-O3", "-std=c++17", "-lineinfo"}
 	for _, d := range job.Defines {
 		ptxArgs = append(ptxArgs, "-D"+d)
+	}
+	if job.Language != "" {
+		ptxArgs = append(ptxArgs, "-x", job.Language)
 	}
 	ptxLog, err := n.produce(ctx, res.PTX, append(ptxArgs, job.Source))
 	res.Log = ptxLog

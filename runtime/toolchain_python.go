@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 )
 
@@ -74,44 +72,4 @@ func FindPython(ctx context.Context, modules ...string) (*Python, error) {
 		return nil, fmt.Errorf("%s: unexpected output %q", path, firstLine(out.Stdout))
 	}
 	return &Python{Path: path, Version: r.Python, Modules: r.Modules}, nil
-}
-
-// HIPCC is AMD's HIP compiler driver.
-type HIPCC struct {
-	Path    string
-	Version string // the HIP version, "6.2.41133-dd7f95766"
-}
-
-// hipccFallbacks are looked in after PATH: ROCm's default install.
-var hipccFallbacks = []string{"/opt/rocm/bin/hipcc"}
-
-var hipVersionRE = regexp.MustCompile(`HIP version: (\S+)`)
-
-// FindHIPCC finds hipcc on PATH or in /opt/rocm/bin and records its
-// version.
-func FindHIPCC(ctx context.Context) (*HIPCC, error) {
-	path, err := exec.LookPath("hipcc")
-	if err != nil {
-		path = ""
-		for _, c := range hipccFallbacks {
-			if isExecutable(c) {
-				path = c
-				break
-			}
-		}
-		if path == "" {
-			return nil, fmt.Errorf("hipcc not found (looked in PATH, %s); install ROCm to use the HIP backend", strings.Join(hipccFallbacks, ", "))
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-	defer cancel()
-	out, err := runTool(ctx, path, "--version")
-	if err != nil {
-		return nil, fmt.Errorf("%s --version: %v", path, err)
-	}
-	h := &HIPCC{Path: path, Version: "unknown"}
-	if m := hipVersionRE.FindStringSubmatch(out.Stdout + out.Stderr); m != nil {
-		h.Version = m[1]
-	}
-	return h, nil
 }

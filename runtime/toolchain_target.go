@@ -11,8 +11,8 @@ import (
 // Target is a backend and a GPU architecture that kernels are generated
 // and compiled for. The zero Target is invalid; make one with ParseTarget.
 type Target struct {
-	Backend string // "cuda"
-	Arch    string // "sm_80", "sm_90", "sm_90a"
+	Backend string // "cuda", "hip"
+	Arch    string // "sm_80", "sm_90", "sm_90a"; "gfx90a", "nvidia"
 }
 
 // String returns the target as written on the command line: "cuda:sm_90".
@@ -29,6 +29,7 @@ func (t Target) Limits() lower.Limits {
 		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
 		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
 		Wgmma: f.WGMMA, Clusters: f.Clusters,
+		WarpSize: int64(f.WarpSize), NoMMASync: !f.MMASync, MFMA: f.MFMA,
 	}
 }
 
@@ -59,6 +60,7 @@ type TargetFacts struct {
 	TMA      bool // cp.async.bulk.tensor (Tensor Memory Accelerator)
 	WGMMA    bool // wgmma.mma_async: only in the arch-specific sm_90a
 	Clusters bool // thread block clusters, distributed shared memory
+	MFMA     bool // AMD matrix cores with f16 and bf16 (bf16_1k) operands
 }
 
 // targetFacts is the one table of per-target facts (CUDA C Programming

@@ -25,8 +25,8 @@ func (e *emitter) colReduce(l *lower.Launch) {
 	c := l.Config
 	tx, ty, vec := c["TX"], c["TY"], c["VEC"]
 	width := tx * vec
-	t := cType(r.T)
-	e.printf("  __shared__ %s kg_part[%d];\n", t, lower.ColParts(c)*width)
+	t := e.cType(r.T)
+	e.printf("  __shared__ %s kg_part[%d];\n", t, lower.ColParts(l)*width)
 	e.printf("  const int64_t kg_cols = %s;\n", e.expr(lower.Extent([]*ir.Index{m.C})))
 	tiles := "kg_strips"
 	if len(m.Outer) > 0 {
@@ -158,14 +158,14 @@ func (e *emitter) colVectorLoop(indent string, m *lower.Columns, loads []*ir.Loa
 	for i, ld := range loads {
 		decls = append(decls, fmt.Sprintf("kg_x%d[%d]", i, u))
 		if i == len(loads)-1 || loads[i+1].Tensor.DType != ld.Tensor.DType {
-			e.printf("%sKgVec<%s, %d> %s;\n", in, cType(ld.Tensor.DType), vec, strings.Join(decls, ", "))
+			e.printf("%sKgVec<%s, %d> %s;\n", in, e.cType(ld.Tensor.DType), vec, strings.Join(decls, ", "))
 			decls = nil
 		}
 	}
 	body := e.colPoints(in, m, c, true)
 	e.printf("%sconst int64_t %s = %s;\n", body, name(m.C.Name), e.column(m.C, "kg_qt"))
 	for i, ld := range loads {
-		t := cType(ld.Tensor.DType)
+		t := e.cType(ld.Tensor.DType)
 		e.printf("%skg_x%d[kg_u] = *(const KgVec<%s, %d>*)(%s + %s);\n", body, i, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 	}
 	e.closePoints(in)

@@ -76,7 +76,24 @@ func TestEmulatedIGemm(t *testing.T) {
 // templates also run at their first shape (an instance's or a round one,
 // where the vector paths run), and on an igemm template at every test
 // shape.
-func emulateFile(t *testing.T, gxx, path string) {
+func emulateFile(t *testing.T, gxx, path string) { emulateFileOn(t, gxx, path, cudaEmu) }
+
+// emuTarget is a dialect and a target's limits that the emulator runs
+// plans for, with the headers that stand in for the dialect's platform.
+type emuTarget struct {
+	d   *Dialect
+	lim lower.Limits
+	// shims are included, in order, before the source (paths relative
+	// to this package).
+	shims []string
+}
+
+// cudaEmu plans with the templates every CUDA target runs.
+var cudaEmu = emuTarget{d: CUDA, shims: []string{"testdata/host/shim.h"}}
+
+// emulateFileOn is emulateFile for target tg: plans for tg's limits, in
+// its dialect, with warps of tg's size in the emulator.
+func emulateFileOn(t *testing.T, gxx, path string, tg emuTarget) {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +105,7 @@ func emulateFile(t *testing.T, gxx, path string) {
 	uses := func(p *lower.Plan, prefix string) bool {
 		return slices.ContainsFunc(p.Launches, func(l *lower.Launch) bool { return strings.HasPrefix(l.Template.Name(), prefix) })
 	}
-	all := plansOf(t, path, string(text))
+	all := plansFor(t, path, string(text), tg.lim)
 	// Kernels at runtime sizes with their reference twins, and
 	// the instances small enough to emulate at their own sizes
 	// (constant extents take other paths: cached and prefetched
@@ -108,6 +125,9 @@ func emulateFile(t *testing.T, gxx, path string) {
 		plans = append(plans, p, ref)
 		// A kernel that Hopper plans with a template of its own
 		// (matmul-wgmma) runs that plan too.
+		if tg.d != CUDA {
+			continue
+		}
 		hop, err := lower.Build(p.Source, nil, p.Name+"__sm90a", sm90a.Limits())
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +136,7 @@ func emulateFile(t *testing.T, gxx, path string) {
 			plans = append(plans, hop)
 		}
 	}
-	bin, dir := buildEmulator(t, gxx, append(slices.Clone(plans), small...))
+	bin, dir := buildEmulatorOn(t, gxx, append(slices.Clone(plans), small...), tg)
 	var instances []*ir.Instance
 	for _, p := range all {
 		if p.Env != nil {
@@ -156,15 +176,25 @@ func emulateFile(t *testing.T, gxx, path string) {
 // into an emulator binary in a new temporary directory, which it returns
 // with the binary.
 func buildEmulator(t *testing.T, gxx string, plans []*lower.Plan) (bin, dir string) {
+	return buildEmulatorOn(t, gxx, plans, cudaEmu)
+}
+
+// buildEmulatorOn is buildEmulator for target tg.
+func buildEmulatorOn(t *testing.T, gxx string, plans []*lower.Plan, tg emuTarget) (bin, dir string) {
 	t.Helper()
-	shim, _ := filepath.Abs("testdata/host/shim.h")
 	dir = t.TempDir()
 	src := filepath.Join(dir, "k.cpp")
-	if err := os.WriteFile(src, []byte(Emit(plans)+harness(plans)), 0o644); err != nil {
+	warp := tg.lim.Warp()
+	if err := os.WriteFile(src, []byte(tg.d.Emit(plans, warp)+harness(plans, tg.d)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin = filepath.Join(dir, "k")
-	out, err := exec.Command(gxx, "-std=c++20", "-O1", "-w", "-pthread", "-include", shim, "-o", bin, src).CombinedOutput()
+	args := []string{"-std=c++20", "-O1", "-w", "-pthread", fmt.Sprintf("-DKG_EMU_WARP=%d", warp)}
+	for _, s := range tg.shims {
+		abs, _ := filepath.Abs(s)
+		args = append(args, "-include", abs)
+	}
+	out, err := exec.Command(gxx, append(args, "-o", bin, src)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("g++: %v\n%s", err, out)
 	}
@@ -265,13 +295,13 @@ func emulate(t *testing.T, bin string, p *lower.Plan, env *ir.Env, dir string) e
 // and friends add scalar arguments, "launch NAME BLOCKS THREADS" runs an
 // entry point with all the arguments so far, "dump INDEX PATH" writes a
 // buffer out.
-func harness(plans []*lower.Plan) string {
+func harness(plans []*lower.Plan, d *Dialect) string {
 	var sb strings.Builder
 	sb.WriteString("\n#include <cstdio>\n#include <cstdlib>\n#include <string>\n#include <map>\n\n")
 	fns := map[string]bool{}
 	var names []string
 	for _, p := range plans {
-		types := ArgTypes(p)
+		types := d.ArgTypes(p)
 		for _, l := range p.Launches {
 			if fns[l.Name] {
 				continue

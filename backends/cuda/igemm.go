@@ -18,12 +18,13 @@ func (e *emitter) igemm(l *lower.Launch) {
 	g := lower.MatchIGemm(l.Stmt)
 	c := l.Config
 	bm, bn := lower.TileShape(l)
-	ta, tb := cType(g.A.Load.Tensor.DType), cType(g.B.Load.Tensor.DType)
+	ta, tb := e.cType(g.A.Load.Tensor.DType), e.cType(g.B.Load.Tensor.DType)
 	e.printf("  const int64_t kg_M = %s, kg_N = %s, kg_K = %s;\n", e.expr(lower.Extent(g.M)), e.expr(lower.Extent(g.N)), e.expr(lower.Extent(g.K)))
 	e.tileCount(bm, bn, g.Batch)
 	ak, bk := g.A.KMajor, g.B.KMajor
 	vec := false
-	if g.TensorCores {
+	simt := l.Template.Name() == "igemm-simt" // tensor-core products too, on a target without tensor cores
+	if !simt {
 		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
 		// As for a matmul: cp.async needs 16-byte aligned rows and
@@ -51,15 +52,15 @@ func (e *emitter) igemm(l *lower.Launch) {
 			e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 		}
 	} else {
-		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(g.Reduce.T), c["BK"], ak, bk)
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(g.Reduce.T), c["BK"], ak, bk)
 	}
 	e.tileLoop(g.Batch)
 	e.operand("A", g.A, g.K, g.Batch)
 	e.operand("B", g.B, g.K, g.Batch)
-	acc := cType(g.Reduce.T)
+	acc := e.cType(g.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
-	if g.TensorCores {
+	if !simt {
 		run := func(v bool) string {
 			return fmt.Sprintf("kg_tile_t::run<%t, %t>(%s, kg_smem);", v && g.A.Strided, v && g.B.Strided, args)
 		}
@@ -89,7 +90,7 @@ func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index) {
 	if ab == "B" {
 		v, row = "kg_b", "kg_n"
 	}
-	t := cType(o.Load.Tensor.DType)
+	t := e.cType(o.Load.Tensor.DType)
 	stored := []string{indexNames(o.Rows), indexNames(ks)}
 	if !o.KMajor {
 		stored[0], stored[1] = stored[1], stored[0]

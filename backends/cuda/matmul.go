@@ -15,12 +15,12 @@ import (
 func (e *emitter) matmul(l *lower.Launch) {
 	m := lower.MatchMatmul(l.Stmt)
 	c := l.Config
-	bm, bn := int64(lower.SimtTile), int64(lower.SimtTile)
+	bm, bn := lower.TileShape(l)
 	wgmma := l.Template.Name() == "matmul-wgmma"
-	if m.TensorCores {
-		bm, bn = c["BM"], c["BN"]
-	}
-	ta, tb := cType(m.A.Tensor.DType), cType(m.B.Tensor.DType)
+	// The simt tile takes tensor-core products too where the target has
+	// no tensor cores; it multiplies as the statement says.
+	simt := l.Template.Name() == "matmul-simt"
+	ta, tb := e.cType(m.A.Tensor.DType), e.cType(m.B.Tensor.DType)
 	// lda, ldb: the element distance between an operand's stored rows.
 	lda, ldb := lower.Stride(m.A, m.K), lower.Stride(m.B, m.K)
 	if m.AKMajor {
@@ -34,7 +34,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.printf("  const int64_t kg_lda = %s, kg_ldb = %s;\n", e.expr(lda), e.expr(ldb))
 	e.tileCount(bm, bn, m.Batch)
 	ak, bk := m.AKMajor, m.BKMajor
-	if m.TensorCores {
+	if !simt {
 		if wgmma {
 			op := e.wgmmaOp(m.A.Tensor.DType, bn, !ak, !bk)
 			e.printf("  using kg_tile_t = KgWgmma<%s, %d, %d, %d, %d, %t, %t, %s>;\n", ta, bm, bn, c["WGS"], c["STAGES"], ak, bk, op)
@@ -58,7 +58,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 		}
 		e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	} else {
-		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, cType(m.Reduce.T), c["BK"], ak, bk)
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(m.Reduce.T), c["BK"], ak, bk)
 	}
 	e.tileLoop(m.Batch)
 	offA, offB := "", ""
@@ -72,11 +72,11 @@ func (e *emitter) matmul(l *lower.Launch) {
 	}
 	e.printf("    const %s* kg_a = %s%s;\n", ta, name(m.A.Tensor.Name), offA)
 	e.printf("    const %s* kg_b = %s%s;\n", tb, name(m.B.Tensor.Name), offB)
-	acc := cType(m.Reduce.T)
+	acc := e.cType(m.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
 	switch {
-	case m.TensorCores:
+	case !simt:
 		e.printf("    if (kg_vec)\n      kg_tile_t::run<true>(%s, kg_smem);\n    else\n      kg_tile_t::run<false>(%s, kg_smem);\n", args, args)
 	default:
 		// The statement's product of one element of each operand.

@@ -36,7 +36,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		}
 	}
 	for _, t := range accTypes {
-		e.printf("  __shared__ %s kg_smem_%s[32];\n", cType(t), t)
+		e.printf("  __shared__ %s kg_smem_%s[32];\n", e.cType(t), t)
 	}
 	e.printf("  const int64_t kg_rows = %s;\n", e.expr(lower.Rows(l)))
 	// A row's threads: the block's, or the cluster's blocks' in rank order.
@@ -80,7 +80,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	}
 	for _, s := range stmts[:len(stmts)-1] {
 		reg := "kg_v_" + s.Target.Name
-		e.printf("    %s %s;\n", cType(s.Target.DType), reg)
+		e.printf("    %s %s;\n", e.cType(s.Target.DType), reg)
 		e.printf("    {  // let %s\n", s.Target.Name)
 		e.blockReductions("      ", s.Value)
 		e.printf("      %s = %s;\n", reg, e.expr(s.Value))
@@ -137,7 +137,7 @@ func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) bool {
 // the input's name.
 func (e *emitter) declareRows(indent, prefix string) {
 	for _, t := range e.cached {
-		e.printf("%s%s %s%s[%d];\n", indent, cType(t.DType), prefix, t.Name, e.cacheJ)
+		e.printf("%s%s %s%s[%d];\n", indent, e.cType(t.DType), prefix, t.Name, e.cacheJ)
 	}
 }
 
@@ -150,7 +150,7 @@ func (e *emitter) loadRows(indent, prefix string) {
 	}
 	idx = append(idx, ir.IntConst(0))
 	for _, t := range e.cached {
-		ct := cType(t.DType)
+		ct := e.cType(t.DType)
 		e.printf("%s{\n", indent)
 		e.printf("%s  const %s* kg_rp = %s + %s;\n", indent, ct, name(t.Name), e.linear(idx, t.Shape))
 		e.printf("%s  #pragma unroll\n", indent)
@@ -210,7 +210,7 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 	for _, r := range topReductions(v) {
 		reg := fmt.Sprintf("kg_r%d", e.acc)
 		e.acc++
-		t := cType(r.T)
+		t := e.cType(r.T)
 		var extents []ir.Expr
 		for _, ax := range r.Axes {
 			extents = append(extents, &ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo})

@@ -16,7 +16,7 @@ import (
 func (e *emitter) transpose(l *lower.Launch) {
 	t := lower.MatchTranspose(l.Stmt)
 	tile, rows := l.Config["TILE"], l.Config["ROWS"]
-	ty := cType(t.Load.Tensor.DType)
+	ty := e.cType(t.Load.Tensor.DType)
 	e.printf("  __shared__ %s kg_tile[%d][%d];\n", ty, tile, tile+1)
 	e.printf("  const int64_t kg_Q = %s, kg_P = %s;\n", e.expr(lower.Extent([]*ir.Index{t.Q})), e.expr(lower.Extent([]*ir.Index{t.P})))
 	e.printf("  const int64_t kg_tq = (kg_Q + %d) / %d, kg_tp = (kg_P + %d) / %d;\n", tile-1, tile, tile-1, tile)

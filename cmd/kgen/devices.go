@@ -101,7 +101,7 @@ func probeMachine(ctx context.Context, nvccFlag string) *machineReport {
 	}()
 	go func() {
 		defer wg.Done()
-		h, err := runtime.FindHIPCC(ctx)
+		h, err := runtime.FindHIPCC("")
 		hipRep = toolReport{Name: "hipcc"}
 		if err != nil {
 			hipRep.Error = err.Error()
@@ -126,6 +126,9 @@ func nvccReport(n *runtime.NVCC, err error) toolReport {
 	rep.Found, rep.Path, rep.Version = true, n.Path, n.Version
 	var not []string
 	for _, t := range runtime.Targets() {
+		if t.Backend != "cuda" {
+			continue // nvcc's own targets only
+		}
 		if err := n.SupportsTarget(t); err != nil {
 			f := t.Facts()
 			not = append(not, fmt.Sprintf("%s (needs nvcc %d.%d)", t, f.MinNVCC[0], f.MinNVCC[1]))

@@ -18,6 +18,12 @@
 #include <thread>
 #include <vector>
 
+// KG_EMU_WARP is the threads of a warp that shuffle together: 32, or a
+// HIP target's wavefront size (64 on CDNA).
+#ifndef KG_EMU_WARP
+#define KG_EMU_WARP 32
+#endif
+
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -36,7 +42,7 @@ inline unsigned char kg_exchange[1024][8];
 inline void __syncthreads() { kg_block_barrier->arrive_and_wait(); }
 
 template <class T> T __shfl_xor_sync(unsigned, T v, int o) {
-  std::barrier<>* warp = kg_warp_barriers[threadIdx.x / 32];
+  std::barrier<>* warp = kg_warp_barriers[threadIdx.x / KG_EMU_WARP];
   std::memcpy(kg_exchange[threadIdx.x], &v, sizeof(T));
   warp->arrive_and_wait();
   T r;
@@ -128,8 +134,8 @@ inline void kg_emulate(unsigned blocks, unsigned threads, const std::function<vo
     kg_block_barrier = &bar;
     std::vector<std::unique_ptr<std::barrier<>>> warps;
     kg_warp_barriers.clear();
-    for (unsigned w = 0; w * 32 < threads; w++) {
-      warps.push_back(std::make_unique<std::barrier<>>(std::min(32u, threads - w * 32)));
+    for (unsigned w = 0; w * KG_EMU_WARP < threads; w++) {
+      warps.push_back(std::make_unique<std::barrier<>>(std::min((unsigned)KG_EMU_WARP, threads - w * KG_EMU_WARP)));
       kg_warp_barriers.push_back(warps.back().get());
     }
     std::vector<std::thread> ts;

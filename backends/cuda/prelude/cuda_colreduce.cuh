@@ -1,0 +1,49 @@
+// ---- Column reductions (template col-reduce) ----
+
+// kg_shfl_xor is __shfl_xor_sync over the whole warp for any type of at
+// most 8 bytes (int8_t and friends included); __half and __nv_bfloat16
+// take CUDA's own overloads (copying a __half through memory costs a
+// stack frame).
+template <class T>
+__device__ __forceinline__ T kg_shfl_xor(T v, int o) {
+  static_assert(sizeof(T) <= 8, "at most 8 bytes");
+  unsigned long long u = 0;
+  memcpy(&u, &v, sizeof(T));
+  u = __shfl_xor_sync(0xffffffffu, u, o);
+  memcpy(&v, &u, sizeof(T));
+  return v;
+}
+__device__ __forceinline__ __half kg_shfl_xor(__half v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ __nv_bfloat16 kg_shfl_xor(__nv_bfloat16 v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+
+// kg_col_combine combines with op, across the TY rows of threads of a
+// col-reduce block, each thread's partial results acc for its VEC columns:
+// thread tx + TX * ty holds columns tx * VEC .. tx * VEC + VEC - 1 of a
+// strip of W = TX * VEC. The threads of a warp that share columns combine
+// by shuffles; the warps' results (every row's, when TX >= 32) go to
+// smem, PARTS rows of W; then thread i (and i + blockDim.x, ...) combines
+// column i's rows in order into smem[i], where the caller reads it from
+// the same thread. Every thread of the block must call it. The order of
+// combination is fixed by the configuration, so results repeat run to run.
+template <class T, int TX, int TY, int VEC, class Op>
+__device__ __forceinline__ void kg_col_combine(T (&acc)[VEC], T* smem, Op op) {
+  constexpr int SHARE = TX < 32 ? 32 / TX : 1;  // threads of a warp with the same columns
+  constexpr int PARTS = TY / SHARE, W = TX * VEC;
+  static_assert(TX * TY % 32 == 0 && PARTS >= 1, "whole warps");
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+#pragma unroll
+  for (int o = 16; o >= TX; o >>= 1)
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) acc[v] = op(acc[v], kg_shfl_xor(acc[v], o));
+  __syncthreads();  // the previous tile's readers of smem are done
+  if (ty % SHARE == 0)
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) smem[ty / SHARE * W + tx * VEC + v] = acc[v];
+  __syncthreads();
+  for (int i = threadIdx.x; i < W; i += blockDim.x) {
+    T r = smem[i];
+    for (int p = 1; p < PARTS; ++p) r = op(r, smem[p * W + i]);
+    smem[i] = r;
+  }
+}
+

@@ -28,7 +28,7 @@ func (t Target) Limits() lower.Limits {
 	return lower.Limits{
 		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
 		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
-		Wgmma: f.WGMMA, Clusters: f.Clusters,
+		Wgmma: f.WGMMA, Clusters: f.Clusters, Tiles: f.Tiles,
 	}
 }
 
@@ -59,6 +59,9 @@ type TargetFacts struct {
 	TMA      bool // cp.async.bulk.tensor (Tensor Memory Accelerator)
 	WGMMA    bool // wgmma.mma_async: only in the arch-specific sm_90a
 	Clusters bool // thread block clusters, distributed shared memory
+	// Tiles: the backend programs blocks of tensors (Triton), planned
+	// with the tile-level templates (lower.Limits.Tiles).
+	Tiles bool
 }
 
 // targetFacts is the one table of per-target facts (CUDA C Programming

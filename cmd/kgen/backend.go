@@ -36,12 +36,14 @@ type backend interface {
 // toolPaths are the command-line choices of toolchains; empty means
 // search the usual places.
 type toolPaths struct {
-	nvcc string
+	nvcc   string
+	python string
 }
 
 // register adds the toolchain flags to fs.
 func (t *toolPaths) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.nvcc, "nvcc", "", "the nvcc to use (a file, or a CUDA install directory; default: PATH, then /usr/local/cuda)")
+	fs.StringVar(&t.python, "python", "", "the python3 to use for the Triton backend and bench's --baseline (default: python3 on PATH)")
 }
 
 // openBackend returns tgt's backend. Its toolchain is found only when
@@ -62,6 +64,8 @@ func openBackend(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error
 			b.nvcc = nvcc
 		}
 		return b, nil
+	case "triton":
+		return openTriton(tgt, tools, compile)
 	}
 	return nil, fmt.Errorf("no backend for target %s", tgt)
 }

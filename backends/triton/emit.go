@@ -557,6 +557,12 @@ func (e *emitter) load(x *ir.Load, mask string) string {
 	if len(x.Index) > 0 {
 		ptr += " + " + e.linear(x.Index, x.Tensor.Shape)
 	}
+	// A masked load's pointer must be a block like its mask: an element
+	// every lane reads is read by each.
+	scalar := !slices.ContainsFunc(x.Index, e.laneDependent)
+	if scalar && e.shape != "" && (mask != "" || x.Default != nil) {
+		ptr += fmt.Sprintf(" + tl.zeros(%s, tl.int32)", e.shape)
+	}
 	m := mask
 	other := ""
 	if x.Default != nil {

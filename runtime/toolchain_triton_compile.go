@@ -43,7 +43,7 @@ func (t *Triton) String() string {
 	return fmt.Sprintf("triton %s (python %s)", t.Version, t.PythonVersion)
 }
 
-//go:embed triton/compile.py
+//go:embed python/triton_compile.py
 var tritonCompileScript string
 
 // TritonKernel is one entry point's compile result.
@@ -86,7 +86,7 @@ func (t *Triton) CompileModule(ctx context.Context, path string, gt GPUTarget, j
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "compile.py")
+	script := filepath.Join(dir, "triton_compile.py")
 	if err := os.WriteFile(script, []byte(tritonCompileScript), 0o644); err != nil {
 		return nil, err
 	}

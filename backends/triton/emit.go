@@ -533,7 +533,10 @@ func (e *emitter) call(x *ir.Call, mask string) string {
 	case ir.Exp, ir.Exp2, ir.Log, ir.Log2, ir.Rsqrt, ir.Erf, ir.Sin, ir.Cos, ir.Floor, ir.Ceil, ir.Abs, ir.Fma, ir.Sigmoid:
 		return fmt.Sprintf("tl.%s(%s)", x.Fn, strings.Join(args, ", "))
 	case ir.Sqrt:
-		return fmt.Sprintf("tl.sqrt_rn(%s)", args[0])
+		if x.T == ir.F32 {
+			return fmt.Sprintf("tl.sqrt_rn(%s)", args[0]) // tl.sqrt is approximate in f32
+		}
+		return fmt.Sprintf("tl.sqrt(%s)", args[0])
 	case ir.Tanh, ir.Pow:
 		return fmt.Sprintf("tl.extra.libdevice.%s(%s)", x.Fn, strings.Join(args, ", "))
 	case ir.Relu:

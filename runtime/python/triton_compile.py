@@ -2,7 +2,7 @@
 # compiles every entry point of a kgen-emitted Triton module for a target
 # with no GPU present, and prints one JSON line per entry point.
 #
-#   python compile.py MODULE.py BACKEND ARCH WARP JOBS
+#   python triton_compile.py MODULE.py BACKEND ARCH WARP JOBS
 #
 # BACKEND ARCH WARP is Triton's GPUTarget ("cuda" 90 32, "hip" gfx90a 64).
 # The module's KERNELS table gives each entry point's jit function,
@@ -55,6 +55,28 @@ def cubin_resources(cubin, name):
                 regs = s[3] >> 24
             elif n == ".nv.local." + name:
                 local = s[2]
+        if regs <= 0:
+            # Newer cubins record it as EIATTR_REGCOUNT (0x2f) in .nv.info:
+            # entries of a format byte, an attribute byte and, for format
+            # 4 (a sized value), a 16-bit size and the value (a symbol
+            # index, then the count); a cubin from Triton has one kernel.
+            for s in sections:
+                if sname(s) != ".nv.info":
+                    continue
+                i, end = s[1], s[1] + s[2]
+                while i + 2 <= end:
+                    fmt, attr = cubin[i], cubin[i + 1]
+                    if fmt == 4:
+                        size, = struct.unpack_from("<H", cubin, i + 2)
+                        if attr == 0x2F and size == 8:
+                            regs = struct.unpack_from("<I", cubin, i + 8)[0]
+                        i += 4 + size
+                    elif fmt == 3:
+                        i += 4
+                    elif fmt == 2:
+                        i += 3
+                    else:
+                        i += 2
         return regs, local
     except Exception:
         return -1, -1

@@ -118,6 +118,12 @@ func BuildReference(k *ir.Kernel, name string) (*Plan, error) {
 	return build(k, nil, name, Limits{}, true)
 }
 
+// BuildReferenceFor is BuildReference for a target with limits lim: a
+// tile-level target's generic template.
+func BuildReferenceFor(k *ir.Kernel, name string, lim Limits) (*Plan, error) {
+	return build(k, nil, name, lim, true)
+}
+
 func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference bool) (*Plan, error) {
 	source := k
 	k = Clone(k)
@@ -164,8 +170,12 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference bool) (
 	for i, g := range groups {
 		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims, Target: lim}
 		switch {
+		case reference && lim.Tiles:
+			l.Template = tileGeneric
 		case reference:
 			l.Template = generic
+		case len(g.fused) > 0 && lim.Tiles:
+			l.Template = tileRowReduce{}
 		case len(g.fused) > 0:
 			l.Template = rowReduce{}
 		default:
@@ -203,6 +213,10 @@ type Limits struct {
 	// MFMA: AMD's matrix fused multiply-add builtins with f16 and bf16
 	// operands (__builtin_amdgcn_mfma_*_bf16_1k: gfx90a).
 	MFMA bool
+	// Tiles: a tile-level backend (Triton), whose launches are programs
+	// over blocks of tensors; its templates come from their own table
+	// (tileTemplates), with configurations in BLOCK sizes and warps.
+	Tiles bool
 }
 
 // Warp is the target's warp (wavefront) size: WarpSize, or 32 when unset.
@@ -259,8 +273,8 @@ func Override(p *Plan, c Config, lim Limits) (bool, error) {
 		t, _, scoped := strings.Cut(k, ".")
 		if !scoped {
 			plain[k] = v
-		} else if !slices.ContainsFunc(templates, func(x Template) bool { return x.Name() == t }) {
-			return false, fmt.Errorf("%s: no template %q (have: %s)", k, t, templateNames())
+		} else if !slices.ContainsFunc(templatesFor(lim), func(x Template) bool { return x.Name() == t }) {
+			return false, fmt.Errorf("%s: no template %q (have: %s)", k, t, templateNames(lim))
 		}
 	}
 	took := false
@@ -299,9 +313,9 @@ func Override(p *Plan, c Config, lim Limits) (bool, error) {
 }
 
 // templateNames lists the templates' names, in table order.
-func templateNames() string {
+func templateNames(lim Limits) string {
 	var names []string
-	for _, t := range templates {
+	for _, t := range templatesFor(lim) {
 		names = append(names, t.Name())
 	}
 	return strings.Join(names, ", ")
@@ -311,7 +325,7 @@ func templateNames() string {
 // the target can run and that accepts it. The generic template accepts
 // everything, so every kernel the checker accepts lowers.
 func choose(s *ir.Stmt, lim Limits) Template {
-	for _, t := range templates {
+	for _, t := range templatesFor(lim) {
 		if tt, ok := t.(targeted); ok && !tt.Available(lim) {
 			continue
 		}

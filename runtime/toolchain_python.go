@@ -51,9 +51,22 @@ print(json.dumps(out))
 // FindPython finds python3 on PATH and imports modules with it, under a
 // timeout. The error says what was not found.
 func FindPython(ctx context.Context, modules ...string) (*Python, error) {
-	path, err := exec.LookPath("python3")
+	return FindPythonAt(ctx, "", modules...)
+}
+
+// FindPythonAt is FindPython with the interpreter at path (looked up on
+// PATH when it has no slash); "" means python3 on PATH.
+func FindPythonAt(ctx context.Context, path string, modules ...string) (*Python, error) {
+	what := path
+	if path == "" {
+		path, what = "python3", "python3"
+	}
+	path, err := exec.LookPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("python3 not found on PATH")
+		if what == "python3" {
+			return nil, fmt.Errorf("python3 not found on PATH")
+		}
+		return nil, fmt.Errorf("python %s: %v", what, err)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs

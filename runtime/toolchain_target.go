@@ -28,7 +28,7 @@ func (t Target) Limits() lower.Limits {
 	return lower.Limits{
 		MaxThreads: int64(f.MaxThreadsPerBlock), MaxSmem: int64(f.MaxSharedPerBlock),
 		ThreadsPerSM: int64(f.MaxThreadsPerSM), SmemPerSM: int64(f.SharedPerSM),
-		Wgmma: f.WGMMA, Clusters: f.Clusters,
+		Wgmma: f.WGMMA, Clusters: f.Clusters, Tiles: f.Tiles,
 		WarpSize: int64(f.WarpSize), NoMMASync: !f.MMASync, MFMA: f.MFMA,
 	}
 }
@@ -61,6 +61,9 @@ type TargetFacts struct {
 	WGMMA    bool // wgmma.mma_async: only in the arch-specific sm_90a
 	Clusters bool // thread block clusters, distributed shared memory
 	MFMA     bool // AMD matrix cores with f16 and bf16 (bf16_1k) operands
+	// Tiles: the backend programs blocks of tensors (Triton), planned
+	// with the tile-level templates (lower.Limits.Tiles).
+	Tiles bool
 }
 
 // targetFacts is the one table of per-target facts (CUDA C Programming

@@ -36,14 +36,16 @@ type backend interface {
 // toolPaths are the command-line choices of toolchains; empty means
 // search the usual places.
 type toolPaths struct {
-	nvcc  string
-	hipcc string
+	nvcc   string
+	hipcc  string
+	python string
 }
 
 // register adds the toolchain flags to fs.
 func (t *toolPaths) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.nvcc, "nvcc", "", "the nvcc to use (a file, or a CUDA install directory; default: PATH, then /usr/local/cuda)")
 	fs.StringVar(&t.hipcc, "hipcc", "", "the hipcc to use for AMD hip: targets (a file, or a ROCm directory; default: PATH, then /opt/rocm)")
+	fs.StringVar(&t.python, "python", "", "the python3 to use for the Triton backend and bench's --baseline (default: python3 on PATH)")
 }
 
 // openBackend returns tgt's backend. Its toolchain is found only when
@@ -66,6 +68,8 @@ func openBackend(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error
 		return b, nil
 	case "hip":
 		return openHIP(tgt, tools, compile)
+	case "triton":
+		return openTriton(tgt, tools, compile)
 	}
 	return nil, fmt.Errorf("no backend for target %s", tgt)
 }

@@ -64,7 +64,6 @@ instance is wrong.`,
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
 			var tools toolPaths
 			tools.register(fs)
-			python := fs.String("python", "", "the python3 with torch for --baseline")
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
@@ -91,7 +90,7 @@ instance is wrong.`,
 				var py string
 				if *baseline != "" {
 					var err error
-					if py, err = findTorchPython(ctx, *python); err != nil {
+					if py, err = findTorchPython(ctx, tools.python); err != nil {
 						fmt.Fprintf(stderr, "kgen bench: --baseline: %v\n", err)
 						return exitUser
 					}

@@ -83,10 +83,10 @@ func TestReportRendering(t *testing.T) {
 	rep := &benchReport{Target: "cuda:sm_90", GPU: "GPU", CopyGBps: 3000, Baselines: []string{"eager", "compile"},
 		Rows: []benchRow{
 			{Name: "gemm", Templates: "matmul-mma", Time: kgrt.Timing{MedianUS: 100}, Bytes: 3 << 20, Flops: 2e9, Ops: 2e9,
-				Torch: &kgrt.BaselineResult{Program: "reference", Eager: &kgrt.BaselineTiming{MedianUS: 150}, Compile: &kgrt.BaselineTiming{MedianUS: 80}},
+				Torch:        &kgrt.BaselineResult{Program: "reference", Eager: &kgrt.BaselineTiming{MedianUS: 150}, Compile: &kgrt.BaselineTiming{MedianUS: 80}},
 				SpeedupEager: 1.5, SpeedupCompile: 0.8, TorchCheck: "ok"},
 			{Name: "relu", Templates: "elementwise", Time: kgrt.Timing{MedianUS: 10}, Bytes: 2 << 20, Ops: 1 << 18,
-				Torch: &kgrt.BaselineResult{Program: "kgen's torch program", Eager: &kgrt.BaselineTiming{MedianUS: 30}},
+				Torch:        &kgrt.BaselineResult{Program: "kgen's torch program", Eager: &kgrt.BaselineTiming{MedianUS: 30}},
 				SpeedupEager: 3, TorchCheck: "ok"},
 		}}
 	rep.FastP = fastPs(rep.Rows, rep.Baselines)

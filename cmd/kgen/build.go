@@ -164,7 +164,7 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		for _, k := range l.prog.Kernels {
-			p, err := lower.BuildReference(k, k.Name+"__ref")
+			p, err := lower.BuildReferenceFor(k, k.Name+"__ref", b.target.Limits())
 			if err != nil {
 				return nil, err
 			}

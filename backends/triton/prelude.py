@@ -1,0 +1,48 @@
+# The language's scalar semantics where Triton's differ (docs/language.md).
+
+import math
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kg_floordiv(a, b):
+    # Integer division rounds toward negative infinity; Triton's // truncates.
+    q = a // b
+    return tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
+
+
+@triton.jit
+def kg_floormod(a, b):
+    # The remainder takes the divisor's sign; Triton's % takes the dividend's.
+    r = a % b
+    return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+
+@triton.jit
+def kg_fmod_floor(a, b):
+    return a - tl.floor(a / b) * b
+
+
+@triton.jit
+def kg_f2i(x, lo: tl.constexpr, hi: tl.constexpr):
+    # Float to integer: truncation toward zero, saturating at the target's
+    # range, NaN to 0.
+    y = x.to(tl.float64)
+    t = tl.where(y <= lo, lo, tl.where(y >= hi, hi, y.to(tl.int64)))
+    return tl.where(y != y, 0, t)
+
+
+@triton.jit
+def kg_tf32(x):
+    # Round f32 to TensorFloat-32: 10 mantissa bits, to nearest with ties
+    # away from zero; NaN and infinities pass.
+    u = x.to(tl.uint32, bitcast=True)
+    r = (u + 0x1000) & 0xFFFFE000
+    return tl.where((u & 0x7F800000) == 0x7F800000, u, r).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def kg_mul(a, b):
+    return a * b

@@ -1,0 +1,347 @@
+package triton
+
+import (
+	"fmt"
+
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// rowReduce renders a row-reduce launch: a program per row (the leading
+// RowDims indices, scalars). Each fused let's value is computed into a
+// variable, its top reductions across the row in blocks of BLOCK lanes,
+// then the final statement is stored along the row. When the row is
+// known to fit in BLOCK (lower.RowLength), every loop over the row is the
+// one block kg_c, and each input element is loaded once and kept for
+// every reduction and output; otherwise each loop steps through the row.
+func (e *emitter) rowReduce() {
+	l := e.launch
+	s := l.Stmt
+	n := lower.RowLength(l)
+	fits := n > 0 && n <= l.Config["BLOCK"]
+	e.used["kg_row"] = true
+	e.line("kg_row = tl.program_id(0).to(tl.int64)")
+	e.decompose("kg_row", s.Index[:l.RowDims], false)
+	for from, to := range lower.RowAliases(l) {
+		e.vars[from] = e.vars[to.(*ir.IndexRef).Index]
+	}
+	if fits {
+		e.cache = map[string]string{}
+		e.used["kg_c"] = true
+		e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)")
+	}
+	for _, m := range l.Fused {
+		v := e.rowValue(m.Value, fits)
+		reg := e.fresh("kg_" + m.Target.Name)
+		e.line("%s = %s", reg, v)
+		e.regs[m.Target] = reg
+	}
+	if len(s.Index) == l.RowDims {
+		v := e.rowValue(s.Value, fits)
+		e.regsStore(s, v)
+		return
+	}
+	// The row's outputs, a block of columns at a time.
+	cols := s.Index[l.RowDims:]
+	e.shape = "[BLOCK]"
+	if fits {
+		ext, _ := constExtent(cols)
+		e.bindRow(cols, "kg_c")
+		e.store(s, e.laneMask(ext))
+		return
+	}
+	e.used["kg_c0"] = true
+	e.line("for kg_c0 in range(0, %s, BLOCK):", e.expr(lower.Extent(cols), ""))
+	e.ind += "    "
+	e.loops++
+	e.line("kg_c = kg_c0 + tl.arange(0, BLOCK)")
+	e.line("kg_cm = kg_c < %s", e.paren(lower.Extent(cols), ""))
+	e.decompose("kg_c", cols, true)
+	e.store(s, "kg_cm")
+	e.loops--
+	e.ind = e.ind[4:]
+}
+
+// laneMask is the mask of the first n lanes of a row kept in one block,
+// "" when n is the whole block.
+func (e *emitter) laneMask(n int64) string {
+	if n == e.launch.Config["BLOCK"] {
+		return ""
+	}
+	return fmt.Sprintf("(kg_c < %d)", n)
+}
+
+// regsStore stores v, the value of a statement with one point per row.
+func (e *emitter) regsStore(s *ir.Stmt, v string) {
+	var refs []ir.Expr
+	for _, ix := range s.Index {
+		refs = append(refs, &ir.IndexRef{Index: ix})
+	}
+	ptr := name(s.Target.Name)
+	if len(s.Index) > 0 {
+		ptr += " + " + e.linear(refs, s.Target.Shape)
+	}
+	e.line("tl.store(%s, %s)", ptr, v)
+}
+
+// bindRow binds the row loop indices ix to the lanes of kg_c: a single
+// index from 0 is kg_c itself (so that loads of the same element share
+// their text and are read once), others are decomposed from it.
+func (e *emitter) bindRow(ix []*ir.Index, flat string) {
+	if len(ix) == 1 {
+		if c, ok := ix[0].Lo.(*ir.Const); ok && c.I == 0 {
+			e.vars[ix[0]], e.lane[ix[0]] = flat, true
+			return
+		}
+	}
+	e.decompose(flat, ix, true)
+}
+
+// rowValue renders x, a value per row: its top reductions run across the
+// row's lanes, the rest is scalar.
+func (e *emitter) rowValue(x ir.Expr, fits bool) string {
+	for _, r := range topReductions(x) {
+		e.reduced[r] = e.rowReduction(r, fits)
+	}
+	e.shape = ""
+	v := e.value(x, "")
+	for _, r := range topReductions(x) {
+		delete(e.reduced, r)
+	}
+	return v
+}
+
+// rowReduction renders a top reduction across the row: lanes over the
+// reduction's points (flattened), combined with a tree reduction.
+func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
+	ident := constant(lower.Identity(r.Op, r.T))
+	e.shape = "[BLOCK]"
+	if fits {
+		n, _ := constExtent(r.Axes)
+		mask := e.laneMask(n)
+		e.bindRow(r.Axes, "kg_c")
+		body := e.value(r.Body, mask)
+		v := e.temp("red")
+		if mask != "" {
+			body = fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, ident)
+		}
+		e.line("%s = %s", v, reduceAxis(r.Op, body, 0))
+		return v
+	}
+	acc := e.temp("acc")
+	ext := lower.Extent(r.Axes)
+	e.line("%s = tl.full([BLOCK], %s, %s)", acc, ident, tlType(r.T))
+	k0 := e.fresh("kg_k0")
+	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
+	e.ind += "    "
+	e.loops++
+	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
+	e.line("%s = %s + tl.arange(0, BLOCK)", kk, k0)
+	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
+	e.decompose(kk, r.Axes, true)
+	body := e.value(r.Body, km)
+	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(%s, %s, %s)", km, body, ident)))
+	e.loops--
+	e.ind = e.ind[4:]
+	v := e.temp("red")
+	e.line("%s = %s", v, reduceAxis(r.Op, acc, 0))
+	return v
+}
+
+// colReduce renders a column reduction: a program per outer point and
+// BLOCK_N columns, the reduction's points BLOCK_R rows at a time in a
+// BLOCK_R x BLOCK_N tile, combined down the rows at the end.
+func (e *emitter) colReduce() {
+	s := e.launch.Stmt
+	m := lower.MatchColumns(s)
+	r := m.Reduce
+	colsExt := lower.Extent([]*ir.Index{m.C})
+	e.used["kg_pid"], e.used["kg_ncb"], e.used["kg_n"], e.used["kg_nm"] = true, true, true, true
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_ncb = %s", e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: colsExt, Y: ir.IntConst(e.launch.Config["BLOCK_N"] - 1)}, Y: ir.IntConst(e.launch.Config["BLOCK_N"])}), ""))
+	e.decompose("kg_pid // kg_ncb", m.Outer, false)
+	e.line("kg_n = (kg_pid %% kg_ncb) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
+	e.line("kg_nm = kg_n < %s", e.paren(colsExt, ""))
+	e.decompose("kg_n", []*ir.Index{m.C}, true)
+	ident := constant(lower.Identity(r.Op, r.T))
+	acc := e.temp("acc")
+	ext := lower.Extent(r.Axes)
+	e.line("%s = tl.full([BLOCK_R, BLOCK_N], %s, %s)", acc, ident, tlType(r.T))
+	e.line("for kg_r0 in range(0, %s, BLOCK_R):", e.expr(ext, ""))
+	e.used["kg_r0"], e.used["kg_r"], e.used["kg_rm"] = true, true, true
+	e.ind += "    "
+	e.loops++
+	e.shape = "[BLOCK_R, BLOCK_N]"
+	e.line("kg_r = kg_r0 + tl.arange(0, BLOCK_R)[:, None]")
+	e.line("kg_rm = kg_r < %s", e.paren(ext, ""))
+	e.decompose("kg_r", r.Axes, true)
+	body := e.value(r.Body, "kg_rm & kg_nm")
+	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(kg_rm & kg_nm, %s, %s)", body, ident)))
+	e.loops--
+	e.ind = e.ind[4:]
+	red := e.temp("red")
+	e.line("%s = %s[None, :]", red, reduceAxis(r.Op, acc, 0))
+	e.reduced[r] = red
+	e.shape = "[1, BLOCK_N]"
+	e.store(s, "kg_nm")
+}
+
+// transpose renders a transpose: a program per TILE x TILE tile of
+// (Q, P), Q down the tile's rows and P along them, so that the staged
+// load reads along its rows and the store writes along the output's; the
+// compiler converts between the two layouts through shared memory.
+func (e *emitter) transpose() {
+	s := e.launch.Stmt
+	t := lower.MatchTranspose(s)
+	q, p := lower.Extent([]*ir.Index{t.Q}), lower.Extent([]*ir.Index{t.P})
+	tile := e.launch.Config["TILE"]
+	cdiv := func(x ir.Expr) string {
+		return e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: x, Y: ir.IntConst(tile - 1)}, Y: ir.IntConst(tile)}), "")
+	}
+	for _, n := range []string{"kg_pid", "kg_tp", "kg_tq", "kg_q", "kg_p", "kg_m"} {
+		e.used[n] = true
+	}
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_tp = %s", cdiv(p))
+	e.line("kg_tq = %s", cdiv(q))
+	e.decompose("kg_pid // (kg_tp * kg_tq)", t.Batch, false)
+	e.line("kg_q = (kg_pid // kg_tp %% kg_tq) * TILE + tl.arange(0, TILE)[:, None]")
+	e.line("kg_p = (kg_pid %% kg_tp) * TILE + tl.arange(0, TILE)[None, :]")
+	e.line("kg_m = (kg_q < %s) & (kg_p < %s)", e.paren(q, ""), e.paren(p, ""))
+	e.vars[t.Q], e.lane[t.Q] = "kg_q", true
+	e.vars[t.P], e.lane[t.P] = "kg_p", true
+	e.shape = "[TILE, TILE]"
+	e.store(s, "kg_m")
+}
+
+// contraction renders a matrix product or implicit GEMM: a program per
+// BLOCK_M x BLOCK_N output tile (GROUP_M tile rows share their B tiles in
+// L2), the batch's indices scalars. Each step over K loads an A tile
+// (BLOCK_M x BLOCK_K) and a B tile (BLOCK_K x BLOCK_N) through the
+// statement's own loads, masked at the edges and where a ?? default
+// leaves the tensor, and multiplies them with tl.dot, or, for products
+// tensor cores do not compute, in a BLOCK_M x BLOCK_K x BLOCK_N block of
+// registers. The epilogue is the statement with the sum in the
+// accumulator.
+func (e *emitter) contraction() {
+	l := e.launch
+	c := lower.MatchContraction(l)
+	s := l.Stmt
+	cfg := l.Config
+	M, N, K := lower.Extent(c.M), lower.Extent(c.N), lower.Extent(c.K)
+	for _, n := range []string{"kg_pid", "kg_tm", "kg_tn", "kg_t", "kg_w", "kg_g0", "kg_gs", "kg_tr", "kg_tc", "kg_m", "kg_n", "kg_k0", "kg_k", "kg_acc", "kg_a", "kg_b", "kg_mm", "kg_nm"} {
+		e.used[n] = true
+	}
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_tm = tl.cdiv(%s, BLOCK_M)", strip(e.expr(M, "")))
+	e.line("kg_tn = tl.cdiv(%s, BLOCK_N)", strip(e.expr(N, "")))
+	e.decompose("kg_pid // (kg_tm * kg_tn)", c.Batch, false)
+	e.line("kg_t = kg_pid %% (kg_tm * kg_tn)")
+	e.line("kg_w = GROUP_M * kg_tn")
+	e.line("kg_g0 = kg_t // kg_w * GROUP_M")
+	e.line("kg_gs = tl.minimum(kg_tm - kg_g0, GROUP_M)")
+	e.line("kg_tr = kg_g0 + kg_t %% kg_w %% kg_gs")
+	e.line("kg_tc = kg_t %% kg_w // kg_gs")
+	e.line("kg_m = kg_tr * BLOCK_M + tl.arange(0, BLOCK_M)")
+	e.line("kg_n = kg_tc * BLOCK_N + tl.arange(0, BLOCK_N)")
+	// Edge masks only where a block may pass the end.
+	edge := func(ext ir.Expr, block int64, v string) string {
+		if n, ok := lower.Simplify(ext).(*ir.Const); ok && n.I%block == 0 {
+			return ""
+		}
+		return fmt.Sprintf("(%s < %s)", v, e.paren(ext, ""))
+	}
+	dot := c.Dot || c.IEEEDot
+	if dot {
+		e.line("kg_acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)")
+	} else {
+		e.line("kg_acc = tl.full([BLOCK_M, BLOCK_N], %s, %s)", constant(lower.Identity(c.Reduce.Op, c.Reduce.T)), tlType(c.Reduce.T))
+	}
+	e.line("for kg_k0 in range(0, %s, BLOCK_K):", strip(e.expr(K, "")))
+	e.ind += "    "
+	e.loops++
+	e.line("kg_k = kg_k0 + tl.arange(0, BLOCK_K)")
+	if dot {
+		// A as BLOCK_M x BLOCK_K, B as BLOCK_K x BLOCK_N.
+		e.bindFlat(c.M, "kg_m[:, None]", "kg_mi")
+		e.bindFlat(c.K, "kg_k[None, :]", "kg_ka")
+		e.shape = "[BLOCK_M, BLOCK_K]"
+		a := e.load(c.A, and(edge(M, cfg["BLOCK_M"], "kg_m[:, None]"), edge(K, cfg["BLOCK_K"], "kg_k[None, :]")))
+		e.bindFlat(c.K, "kg_k[:, None]", "kg_kb")
+		e.bindFlat(c.N, "kg_n[None, :]", "kg_ni")
+		e.shape = "[BLOCK_K, BLOCK_N]"
+		b := e.load(c.B, and(edge(K, cfg["BLOCK_K"], "kg_k[:, None]"), edge(N, cfg["BLOCK_N"], "kg_n[None, :]")))
+		e.line("kg_a = %s", a)
+		e.line("kg_b = %s", b)
+		precision := ""
+		switch {
+		case c.TF32:
+			e.line("kg_a = kg_tf32(kg_a)")
+			e.line("kg_b = kg_tf32(kg_b)")
+			precision = ", input_precision=\"tf32\""
+		case c.Elem == ir.F32:
+			precision = ", input_precision=\"ieee\""
+		}
+		e.line("kg_acc = tl.dot(kg_a, kg_b, kg_acc%s)", precision)
+	} else {
+		// The body at every (m, k, n) of a BLOCK_M x BLOCK_K x BLOCK_N
+		// block, combined along k.
+		e.bindFlat(c.M, "kg_m[:, None, None]", "kg_mi")
+		e.bindFlat(c.K, "kg_k[None, :, None]", "kg_ka")
+		e.bindFlat(c.N, "kg_n[None, None, :]", "kg_ni")
+		e.shape = "[BLOCK_M, BLOCK_K, BLOCK_N]"
+		mask := and(fmt.Sprintf("(kg_m[:, None, None] < %s)", e.paren(M, "")), fmt.Sprintf("(kg_k[None, :, None] < %s)", e.paren(K, "")), fmt.Sprintf("(kg_n[None, None, :] < %s)", e.paren(N, "")))
+		body := e.value(c.Reduce.Body, mask)
+		ident := constant(lower.Identity(c.Reduce.Op, c.Reduce.T))
+		e.line("kg_acc = %s", combine(c.Reduce.Op, c.Reduce.T, "kg_acc", reduceAxis(c.Reduce.Op, fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, ident), 1)))
+	}
+	e.loops--
+	e.ind = e.ind[4:]
+	e.bindFlat(c.M, "kg_m[:, None]", "kg_mi")
+	e.bindFlat(c.N, "kg_n[None, :]", "kg_ni")
+	e.shape = "[BLOCK_M, BLOCK_N]"
+	e.line("kg_mm = kg_m[:, None] < %s", e.paren(M, ""))
+	e.line("kg_nm = kg_n[None, :] < %s", e.paren(N, ""))
+	acc := "kg_acc"
+	if dot && c.Reduce.T != ir.F32 {
+		acc = "kg_acc.to(" + tlType(c.Reduce.T) + ")"
+	}
+	e.reduced[c.Reduce] = acc
+	e.store(s, "kg_mm & kg_nm")
+}
+
+// bindFlat binds indices ix to the flat block flat (a Python expression):
+// one index from 0 is the block itself, others are decomposed into
+// variables named after base.
+func (e *emitter) bindFlat(ix []*ir.Index, flat string, base string) {
+	if len(ix) == 1 {
+		if c, ok := ix[0].Lo.(*ir.Const); ok && c.I == 0 {
+			e.vars[ix[0]], e.lane[ix[0]] = flat, true
+			return
+		}
+	}
+	e.decompose(flat, ix, true)
+}
+
+// topReductions lists the reductions of x that no other reduction
+// contains, in evaluation order.
+func topReductions(x ir.Expr) []*ir.Reduce {
+	var rs []*ir.Reduce
+	ir.Walk(x, func(y ir.Expr) bool {
+		if r, ok := y.(*ir.Reduce); ok {
+			rs = append(rs, r)
+			return false
+		}
+		return true
+	})
+	return rs
+}
+
+// constExtent is the number of points of axes when it is a constant.
+func constExtent(axes []*ir.Index) (int64, bool) {
+	c, ok := lower.Simplify(lower.Extent(axes)).(*ir.Const)
+	if !ok {
+		return 0, false
+	}
+	return c.I, true
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+)
+
+// needTriton returns the python that imports triton (KGEN_PYTHON, else
+// python3 on PATH), skipping the test without one unless
+// KGEN_REQUIRE_TOOLCHAINS=1 (CI), where it fails.
+func needTriton(t *testing.T) string {
+	t.Helper()
+	tr, err := kgrt.FindTriton(context.Background(), os.Getenv("KGEN_PYTHON"))
+	if err != nil {
+		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %v (set KGEN_PYTHON to a python with triton)", err)
+		}
+		t.Skipf("no triton: %v", err)
+	}
+	return tr.Python
+}
+
+// TestBuildTritonExamples compiles every kernel of every example with
+// Triton's compiler for triton:sm_80 and triton:sm_90 (no GPU needed) and
+// checks that the manifest names the module, which holds a KERNELS entry
+// for every launch, and that -v reports each kernel's registers.
+func TestBuildTritonExamples(t *testing.T) {
+	python := needTriton(t)
+	examples, _ := filepath.Glob("../../examples/*.kg")
+	if len(examples) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, arch := range []string{"sm_80", "sm_90"} {
+		out := t.TempDir()
+		code, _, errText := kgen(t, append([]string{"build", "--target", "triton:" + arch, "--python", python, "-v", "-o", out}, examples...)...)
+		if code != exitOK {
+			t.Fatalf("build for triton:%s: exit %d\n%s", arch, code, errText)
+		}
+		for _, ex := range examples {
+			stem := strings.TrimSuffix(filepath.Base(ex), ".kg")
+			data, err := os.ReadFile(filepath.Join(out, stem+".manifest.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m lower.Manifest
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatalf("%s: manifest: %v", stem, err)
+			}
+			if m.Binary != stem+".py" || m.Target != "triton:"+arch {
+				t.Errorf("%s: manifest binary %q, target %q", stem, m.Binary, m.Target)
+			}
+			text, _ := os.ReadFile(ex)
+			prog, _ := frontend.CheckSource(ex, string(text))
+			if want := len(prog.Kernels) + len(prog.Instances); len(m.Kernels) != want {
+				t.Errorf("%s: manifest has %d kernels, the spec %d kernels and instances", stem, len(m.Kernels), want)
+			}
+			src, _ := os.ReadFile(filepath.Join(out, stem+".py"))
+			for _, mk := range m.Kernels {
+				for _, l := range mk.Launches {
+					if !strings.Contains(string(src), "\n    \""+l.Function+"\": {\n") {
+						t.Errorf("%s: entry point %s is not in KERNELS", stem, l.Function)
+					}
+					if !strings.Contains(errText, " "+l.Function+": ") || strings.Contains(errText, " "+l.Function+": -1 registers") {
+						t.Errorf("%s: no resource note for %s", stem, l.Function)
+					}
+				}
+			}
+		}
+	}
+}

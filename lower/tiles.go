@@ -1,0 +1,324 @@
+package lower
+
+import (
+	"fmt"
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// Tile-level targets (Triton) program blocks of tensors, not threads: a
+// launch is a grid of programs, each computing a block of outputs with
+// num_warps warps that the compiler lays out. Their templates are the
+// same concepts as the thread-level ones (elementwise, generic, row
+// reductions, column reductions, transposes, matrix products, implicit
+// GEMMs), with tuning spaces in the tile language's terms: BLOCK sizes,
+// num_warps, num_stages, GROUP_M. Their Grid is Blocks = programs,
+// Threads = 32 * num_warps and no dynamic shared memory (the compiler
+// allocates it), so that plans, manifests, --config and the runner's
+// launch protocol are the same for every backend.
+
+// tileTemplates is the table choose consults for a tile-level target,
+// most specific first; tileGeneric accepts every statement.
+var tileTemplates = []Template{
+	tileContraction{name: "matmul", match: func(s *ir.Stmt) *Contraction { return matmulContraction(MatchMatmul(s)) }},
+	tileContraction{name: "igemm", match: func(s *ir.Stmt) *Contraction { return igemmContraction(MatchIGemm(s)) }},
+	tileRowReduce{},
+	tileColReduce{},
+	tileTranspose{},
+	tilePointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }},
+	tileGeneric,
+}
+
+// tileGeneric computes any statement, a block of output points a program,
+// reductions inside a point running serially over BLOCK points at once.
+var tileGeneric Template = tilePointwise{name: "generic", accepts: func(*ir.Stmt) bool { return true }}
+
+// templatesFor is the template table of a target.
+func templatesFor(lim Limits) []Template {
+	if lim.Tiles {
+		return tileTemplates
+	}
+	return templates
+}
+
+// warpSpace is the num_warps of every tile template.
+var warpSpace = []int64{1, 2, 4, 8, 16}
+
+// tilePointwise computes BLOCK output points a program, one program per
+// block of points (flat, the last index fastest), with masks on the last
+// block. As "generic", reductions inside a point run as serial loops over
+// the reduction's points, the block's points in parallel.
+type tilePointwise struct {
+	name    string
+	accepts func(*ir.Stmt) bool
+}
+
+func (t tilePointwise) Name() string            { return t.name }
+func (t tilePointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
+func (t tilePointwise) Space() map[string][]int64 {
+	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, "num_warps": warpSpace}
+}
+
+// Default: 1024 points of 4 warps (8 per thread, two 16-byte vectors of
+// f32) for statements without reductions, so that each thread keeps
+// several loads in flight; 128 points when each point runs a serial
+// reduction, so that short outputs still spread over the GPU. Small
+// outputs get one block rounded up to a power of two (at least 32).
+func (t tilePointwise) Default(l *Launch) Config {
+	block := int64(1024)
+	if len(topReductions(l.Stmt.Value)) > 0 {
+		block = 128
+	}
+	if n, ok := Simplify(Points(l.Stmt)).(*ir.Const); ok {
+		block = min(block, max(32, nextPow2(n.I)))
+	}
+	return Config{"BLOCK": block, "num_warps": min(4, max(1, block/256))}
+}
+
+func (t tilePointwise) Grid(l *Launch) Grid {
+	return Grid{Blocks: Simplify(cdiv(Points(l.Stmt), l.Config["BLOCK"])), Threads: 32 * l.Config["num_warps"]}
+}
+
+// nextPow2 is the least power of two >= n (1 for n <= 1).
+func nextPow2(n int64) int64 {
+	p := int64(1)
+	for p < n {
+		p *= 2
+	}
+	return p
+}
+
+// tileRowReduce computes a row-reduce group (fused lets, then the final
+// statement) with one program per row: the row's reductions and outputs
+// in blocks of BLOCK elements. When BLOCK covers every loop over the row
+// (the row is known to fit), the row is read once and stays in registers
+// for every reduction and output; otherwise each reduction loops over the
+// row in blocks.
+type tileRowReduce struct{}
+
+func (tileRowReduce) Name() string            { return "row-reduce" }
+func (tileRowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
+func (tileRowReduce) Space() map[string][]int64 {
+	return map[string][]int64{"BLOCK": {128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": warpSpace}
+}
+
+// MaxRowBlock is the longest row a tile-level row-reduce keeps in
+// registers by default: 16384 elements over 16 warps is 32 a thread.
+const MaxRowBlock = 16384
+
+// Default: the whole row in one block when its length is known and at
+// most MaxRowBlock, else blocks of 4096; a warp per 512 elements of the
+// block (16 elements a thread), from 1 to 16 warps.
+func (tileRowReduce) Default(l *Launch) Config {
+	n := RowLength(l)
+	block := int64(4096)
+	if n > 0 && n <= MaxRowBlock {
+		block = max(128, nextPow2(n))
+	}
+	return Config{"BLOCK": block, "num_warps": min(16, max(1, block/512))}
+}
+
+func (tileRowReduce) Grid(l *Launch) Grid {
+	return Grid{Blocks: Rows(l), Threads: 32 * l.Config["num_warps"]}
+}
+
+// RowLength is the longest loop over a row of a row-reduce launch (its top
+// reductions' points and the output's columns) when every one is known,
+// or -1.
+func RowLength(l *Launch) int64 {
+	n := int64(0)
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		for _, r := range topReductions(s.Value) {
+			c, ok := constExtent(r.Axes)
+			if !ok {
+				return -1
+			}
+			n = max(n, c)
+		}
+	}
+	c, ok := constExtent(l.Stmt.Index[l.RowDims:])
+	if !ok {
+		return -1
+	}
+	return max(n, c)
+}
+
+// tileColReduce computes a column reduction (MatchColumns) with a
+// program per outer point and BLOCK_N consecutive columns, stepping
+// through the reduction BLOCK_R points at a time in a BLOCK_R x BLOCK_N
+// tile, so that each step reads BLOCK_R rows of contiguous columns.
+type tileColReduce struct{}
+
+func (tileColReduce) Name() string            { return "col-reduce" }
+func (tileColReduce) Accepts(s *ir.Stmt) bool { return MatchColumns(s) != nil }
+func (tileColReduce) Space() map[string][]int64 {
+	return map[string][]int64{"BLOCK_R": {8, 16, 32, 64, 128}, "BLOCK_N": {32, 64, 128, 256, 512}, "num_warps": warpSpace}
+}
+
+// Default: 32 x 128 tiles of 4 warps (32 elements a thread a step);
+// narrower outputs take narrower tiles.
+func (tileColReduce) Default(l *Launch) Config {
+	bn := int64(128)
+	if n, ok := Simplify(Extent([]*ir.Index{MatchColumns(l.Stmt).C})).(*ir.Const); ok {
+		bn = min(bn, max(32, nextPow2(n.I)))
+	}
+	return Config{"BLOCK_R": 32, "BLOCK_N": bn, "num_warps": 4}
+}
+
+func (tileColReduce) Grid(l *Launch) Grid {
+	m := MatchColumns(l.Stmt)
+	blocks := mul(Extent(m.Outer), cdiv(Extent([]*ir.Index{m.C}), l.Config["BLOCK_N"]))
+	return Grid{Blocks: Simplify(blocks), Threads: 32 * l.Config["num_warps"]}
+}
+
+// tileTranspose computes a transposing elementwise statement in TILE x
+// TILE tiles of (Q, P) (MatchTranspose): the program loads the
+// transposed input along its own rows and the compiler moves the tile
+// through shared memory, so that reads and writes both run along rows.
+type tileTranspose struct{}
+
+func (tileTranspose) Name() string            { return "transpose" }
+func (tileTranspose) Accepts(s *ir.Stmt) bool { return transposeTemplate{}.Accepts(s) }
+func (tileTranspose) Space() map[string][]int64 {
+	return map[string][]int64{"TILE": {16, 32, 64, 128}, "num_warps": warpSpace}
+}
+func (tileTranspose) Default(l *Launch) Config { return Config{"TILE": 64, "num_warps": 4} }
+
+// Grid is a program per TILE x TILE tile of (Q, P), times the batch's
+// points.
+func (tileTranspose) Grid(l *Launch) Grid {
+	t := MatchTranspose(l.Stmt)
+	tile := l.Config["TILE"]
+	tiles := mul(Extent(t.Batch), mul(cdiv(Extent([]*ir.Index{t.Q}), tile), cdiv(Extent([]*ir.Index{t.P}), tile)))
+	return Grid{Blocks: Simplify(tiles), Threads: 32 * l.Config["num_warps"]}
+}
+
+// Contraction is a matrix product (MatchMatmul) or an implicit GEMM
+// (MatchIGemm) as a tile-level backend sees it: C[batch, m, n] = epilogue
+// of sum over k of Body(A, B), where A is read at (batch, m, k) and B at
+// (batch, k, n) through their own index expressions. M, N and K flatten
+// their indices, the last fastest.
+type Contraction struct {
+	Reduce   *ir.Reduce
+	A, B     *ir.Load
+	M, N, K  []*ir.Index
+	Batch    []*ir.Index
+	Dot      bool     // tensor cores: f16/bf16 widened, or f32 rounded to tf32
+	Elem     ir.DType // the operands' dtype when Dot
+	TF32     bool     // f32 operands through tf32()
+	IEEEDot  bool     // f32 operands multiplied exactly: a dot with ieee precision
+	Implicit bool     // from MatchIGemm: operands read through index expressions
+}
+
+func matmulContraction(m *Matmul) *Contraction {
+	if m == nil {
+		return nil
+	}
+	c := &Contraction{Reduce: m.Reduce, A: m.A, B: m.B, M: m.M, N: m.N, K: []*ir.Index{m.K}, Batch: m.Batch, Dot: m.TensorCores, Elem: m.Elem}
+	c.classify()
+	return c
+}
+
+func igemmContraction(g *IGemm) *Contraction {
+	if g == nil {
+		return nil
+	}
+	c := &Contraction{Reduce: g.Reduce, A: g.A.Load, B: g.B.Load, M: g.M, N: g.N, K: g.K, Batch: g.Batch, Dot: g.TensorCores, Implicit: true}
+	c.Elem = c.A.Tensor.DType
+	c.classify()
+	return c
+}
+
+// classify sets TF32 and IEEEDot: tf32() operands, or a plain f32 product
+// of two f32 loads summed in f32, which a dot computes exactly with
+// input_precision="ieee".
+func (c *Contraction) classify() {
+	if c.Dot && c.Elem == ir.F32 {
+		c.TF32 = true
+	}
+	if b, ok := c.Reduce.Body.(*ir.Binary); ok && b.Op == ir.Mul && c.Reduce.T == ir.F32 && c.Reduce.Op == ir.Sum {
+		_, la := b.X.(*ir.Load)
+		_, lb := b.Y.(*ir.Load)
+		if la && lb && b.X.Type() == ir.F32 && b.Y.Type() == ir.F32 {
+			c.IEEEDot, c.Elem = true, ir.F32
+		}
+	}
+}
+
+// MatchContraction returns the contraction of a matmul or igemm tile
+// launch.
+func MatchContraction(l *Launch) *Contraction {
+	if t, ok := l.Template.(tileContraction); ok {
+		return t.match(l.Stmt)
+	}
+	return nil
+}
+
+// tileContraction computes a matrix product or implicit GEMM in
+// BLOCK_M x BLOCK_N output tiles, a program per tile (grouped GROUP_M
+// tile rows at a time for L2 reuse), stepping through K by BLOCK_K with
+// num_stages of software pipelining; the statement's epilogue is applied
+// to the tile before the masked store.
+type tileContraction struct {
+	name  string
+	match func(*ir.Stmt) *Contraction
+}
+
+func (t tileContraction) Name() string            { return t.name }
+func (t tileContraction) Accepts(s *ir.Stmt) bool { return t.match(s) != nil }
+func (t tileContraction) Space() map[string][]int64 {
+	return map[string][]int64{
+		"BLOCK_M": {16, 32, 64, 128, 256}, "BLOCK_N": {16, 32, 64, 128, 256}, "BLOCK_K": {8, 16, 32, 64, 128},
+		"num_warps": warpSpace, "num_stages": {1, 2, 3, 4, 5}, "GROUP_M": {1, 4, 8, 16},
+	}
+}
+
+// Default: for 16-bit operands, 128 x 256 x 64 tiles of 8 warps, 3
+// stages, GROUP_M 8 (Triton's tutorial configuration for bf16 on the
+// H100) when the product has enough such tiles to fill a large GPU
+// twice, else 128 x 128 x 64 with 4 stages; f32 dots take 128 x 128 x 32;
+// other products (f64, integers, arbitrary bodies), which multiply in
+// registers, 32 x 32 x 8 tiles. Dimensions of at most 64 take a tile of
+// their size (at least 16).
+func (t tileContraction) Default(l *Launch) Config {
+	c := t.match(l.Stmt)
+	cfg := Config{"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 8, "num_warps": 4, "num_stages": 1, "GROUP_M": 8}
+	switch {
+	case (c.Dot || c.IEEEDot) && c.Elem.Size() == 2:
+		cfg = Config{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4, "GROUP_M": 8}
+		rows, rok := Simplify(mul(Extent(c.Batch), Extent(c.M))).(*ir.Const)
+		cols, cok := Simplify(Extent(c.N)).(*ir.Const)
+		if rok && cok && (rows.I/128)*(cols.I/256) >= 2*bigGPU {
+			cfg["BLOCK_N"], cfg["num_stages"] = 256, 3
+		}
+	case c.Dot || c.IEEEDot:
+		cfg = Config{"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3, "GROUP_M": 8}
+	}
+	if c.Dot || c.IEEEDot {
+		for _, d := range []struct {
+			key string
+			ix  []*ir.Index
+		}{{"BLOCK_M", c.M}, {"BLOCK_N", c.N}, {"BLOCK_K", c.K}} {
+			if n, ok := Simplify(Extent(d.ix)).(*ir.Const); ok && n.I <= 64 {
+				cfg[d.key] = min(cfg[d.key], max(16, nextPow2(n.I)))
+			}
+		}
+	}
+	return cfg
+}
+
+// Check: dots need every block dimension at least 16.
+func (t tileContraction) Check(l *Launch) error {
+	c := t.match(l.Stmt)
+	if (c.Dot || c.IEEEDot) && min(l.Config["BLOCK_M"], l.Config["BLOCK_N"], l.Config["BLOCK_K"]) < 16 {
+		return fmt.Errorf("tl.dot needs BLOCK_M, BLOCK_N and BLOCK_K of at least 16")
+	}
+	return nil
+}
+
+func (t tileContraction) Grid(l *Launch) Grid {
+	c := t.match(l.Stmt)
+	tiles := mul(Extent(c.Batch), mul(cdiv(Extent(c.M), l.Config["BLOCK_M"]), cdiv(Extent(c.N), l.Config["BLOCK_N"])))
+	return Grid{Blocks: Simplify(tiles), Threads: 32 * l.Config["num_warps"]}
+}

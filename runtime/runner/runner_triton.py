@@ -1,0 +1,576 @@
+# kgen's Triton runner: speaks runner.cpp's line protocol (read its header
+# comment) for kgen-emitted Triton modules instead of cubins. kgen
+# (runtime/runner_triton.go) embeds this file and starts it as
+#
+#   python runner_triton.py DEVICE_INDEX
+#
+#   load PATH        imports the module (importlib); its KERNELS table
+#                    describes the entry points
+#   func MOD NAME    compiles entry point NAME for this GPU (through
+#                    triton.compiler.compile on the table's signature and
+#                    constexprs) -> ok FN REGS SMEM MAXTHREADS
+#   launch/time      grid (GX, GY, GZ) as sent; the block (BX...) must be
+#                    the entry point's num_warps * 32 threads, and SMEM 0:
+#                    Triton sizes both itself
+#
+# Buffers are torch uint8 tensors on the device; arguments reach the
+# kernel as raw pointers and scalars, in the entry point's signature order
+# (constexprs added). Timing follows runner.cpp's measure(): warm-up,
+# CUDA events around each sample, an L2 flush (a memset) before each
+# sample outside the timed region, CUDA graphs of back-to-back runs for
+# short plans, the median and p20/p80.
+#
+# Error replies use CUDA's error names where the failure is the GPU's, so
+# that kgen classifies them as it does the CUDA runner's; after an error
+# that leaves the context dead the runner exits with status 3.
+
+import importlib.util
+import math
+import os
+import struct
+import sys
+import time
+import traceback
+
+EXIT_INIT, EXIT_FATAL, EXIT_IO = 2, 3, 4
+
+STICKY = {
+    "CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ECC_UNCORRECTABLE",
+    "CUDA_ERROR_CONTEXT_IS_DESTROYED", "CUDA_ERROR_DEINITIALIZED", "CUDA_ERROR_UNKNOWN",
+}
+
+# Messages of torch's and the driver's errors, to CUDA error names.
+MESSAGES = [
+    ("illegal memory access", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+    ("misaligned address", "CUDA_ERROR_MISALIGNED_ADDRESS"),
+    ("unspecified launch failure", "CUDA_ERROR_LAUNCH_FAILED"),
+    ("illegal instruction", "CUDA_ERROR_ILLEGAL_INSTRUCTION"),
+    ("device-side assert", "CUDA_ERROR_ASSERT"),
+    ("out of memory", "CUDA_ERROR_OUT_OF_MEMORY"),
+    ("too many resources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+    ("out of resource", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+    ("OutOfResources", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+    ("invalid argument", "CUDA_ERROR_INVALID_VALUE"),
+]
+
+
+class Fail(Exception):
+    def __init__(self, code, msg):
+        super().__init__(msg)
+        self.code, self.msg = code, msg
+
+
+def gpu_fail(e, what):
+    text = "".join(traceback.format_exception_only(type(e), e)).strip().replace("\n", " ")
+    for needle, code in MESSAGES:
+        if needle in text or needle in type(e).__name__:
+            return Fail(code, what + ": " + text)
+    return Fail("CUDA_ERROR_UNKNOWN" if "CUDA" in text else "CUDA_ERROR_INVALID_VALUE", what + ": " + text)
+
+
+def proto_error(msg):
+    return Fail("EPROTO", msg)
+
+
+def parse_int(s, what):
+    try:
+        return int(s, 0)
+    except ValueError:
+        raise proto_error("bad %s '%s'" % (what, s))
+
+
+def parse_nonneg(s, what):
+    v = parse_int(s, what)
+    if v < 0:
+        raise proto_error("negative %s '%s'" % (what, s))
+    return v
+
+
+def parse_float(s, what):
+    try:
+        if "0x" in s.lower() or "p" in s.lower():
+            return float.fromhex(s)
+        return float(s)
+    except ValueError:
+        raise proto_error("bad %s '%s'" % (what, s))
+
+
+def rest(line, k):
+    """The text after the first k whitespace-separated fields."""
+    s = line.lstrip(" \t")
+    for _ in range(k):
+        i = 0
+        while i < len(s) and s[i] not in " \t":
+            i += 1
+        s = s[i:].lstrip(" \t")
+    return s
+
+
+class Runner:
+    def __init__(self, torch, triton, device):
+        self.torch, self.triton = torch, triton
+        self.dev = torch.device("cuda", device)
+        torch.cuda.set_device(self.dev)
+        self.stream = torch.cuda.Stream(self.dev)
+        self.next_id = 1
+        self.modules, self.funcs, self.buffers = {}, {}, {}
+        self.flush = None
+        props = torch.cuda.get_device_properties(self.dev)
+        self.props = props
+        from triton.backends.compiler import GPUTarget
+        cc = props.major * 10 + props.minor
+        self.target = GPUTarget("cuda", cc, 32)
+
+    def new_id(self):
+        i = self.next_id
+        self.next_id += 1
+        return i
+
+    # ---- commands ----
+
+    def load(self, line, t):
+        path = rest(line, 1)
+        if not path:
+            raise proto_error("usage: load PATH")
+        try:
+            spec = importlib.util.spec_from_file_location("kgen_%d" % self.next_id, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            kernels = mod.KERNELS
+        except FileNotFoundError as e:
+            raise Fail("CUDA_ERROR_FILE_NOT_FOUND", "load %s: %s" % (path, e))
+        except Exception as e:
+            raise Fail("CUDA_ERROR_INVALID_IMAGE", "load %s: %s" % (path, "".join(traceback.format_exception_only(type(e), e)).strip()))
+        i = self.new_id()
+        self.modules[i] = kernels
+        return "ok %d" % i
+
+    def unload(self, t):
+        if len(t) != 2:
+            raise proto_error("usage: unload MOD")
+        i = parse_int(t[1], "module id")
+        if i not in self.modules:
+            raise proto_error("unknown module " + t[1])
+        del self.modules[i]
+        for f in [f for f, v in self.funcs.items() if v["module"] == i]:
+            del self.funcs[f]
+        return "ok"
+
+    def func(self, t):
+        if len(t) != 3:
+            raise proto_error("usage: func MOD NAME")
+        i = parse_int(t[1], "module id")
+        if i not in self.modules:
+            raise proto_error("unknown module " + t[1])
+        entry = self.modules[i].get(t[2])
+        if entry is None:
+            raise Fail("CUDA_ERROR_NOT_FOUND", "no entry point %s in the module" % t[2])
+        from triton.compiler import ASTSource
+        try:
+            src = ASTSource(fn=entry["fn"], signature=entry["signature"], constexprs=entry["constexprs"])
+            k = self.triton.compiler.compile(src, target=self.target,
+                                             options={"num_warps": entry["num_warps"], "num_stages": entry["num_stages"]})
+            k._init_handles()
+        except Exception as e:
+            text = "".join(traceback.format_exception_only(type(e), e)).strip()
+            if "OutOfResources" in type(e).__name__:
+                raise Fail("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "triton: " + text.replace("\n", " "))
+            raise Fail("CUDA_ERROR_INVALID_SOURCE", "triton compile: " + text.replace("\n", " ")[-2000:])
+        consts = entry["constexprs"]
+        kinds = [(name, ty, consts.get(name)) for name, ty in entry["signature"].items()]
+        f = self.new_id()
+        self.funcs[f] = {"module": i, "kernel": k, "kinds": kinds, "threads": 32 * entry["num_warps"], "name": t[2]}
+        return "ok %d %d %d %d" % (f, k.n_regs, k.metadata.shared, 32 * entry["num_warps"])
+
+    def alloc(self, t):
+        if len(t) != 2:
+            raise proto_error("usage: alloc BYTES")
+        n = parse_nonneg(t[1], "byte count")
+        try:
+            b = self.torch.empty(n, dtype=self.torch.uint8, device=self.dev) if n > 0 else None
+        except Exception as e:
+            raise gpu_fail(e, "cuMemAlloc")
+        i = self.new_id()
+        self.buffers[i] = b
+        return "ok %d" % i
+
+    def buffer(self, s):
+        i = parse_int(s, "buffer id")
+        if i not in self.buffers:
+            raise proto_error("unknown buffer " + s)
+        return self.buffers[i]
+
+    def free(self, t):
+        if len(t) != 2:
+            raise proto_error("usage: free BUF")
+        i = parse_int(t[1], "buffer id")
+        if i not in self.buffers:
+            raise proto_error("unknown buffer " + t[1])
+        del self.buffers[i]
+        return "ok"
+
+    def write(self, line, t):
+        if len(t) < 3:
+            raise proto_error("usage: write BUF PATH")
+        b = self.buffer(t[1])
+        path = rest(line, 2)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            raise Fail("EIO", "open %s: %s" % (path, e.strerror))
+        size = 0 if b is None else b.numel()
+        if len(data) != size:
+            raise Fail("ESIZE", "file %s holds %d bytes, buffer %s holds %d" % (path, len(data), t[1], size))
+        if size:
+            host = self.torch.frombuffer(bytearray(data), dtype=self.torch.uint8)
+            with self.torch.cuda.stream(self.stream):
+                b.copy_(host)
+            self.stream.synchronize()
+        return "ok"
+
+    def read(self, line, t):
+        if len(t) < 3:
+            raise proto_error("usage: read BUF PATH")
+        b = self.buffer(t[1])
+        path = rest(line, 2)
+        data = b""
+        if b is not None and b.numel():
+            with self.torch.cuda.stream(self.stream):
+                host = b.to("cpu", non_blocking=False)
+            self.stream.synchronize()
+            data = host.numpy().tobytes()
+        tmp = path + ".tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise Fail("EIO", "write %s: %s" % (tmp, e.strerror))
+        return "ok"
+
+    def fill(self, t):
+        if len(t) != 3:
+            raise proto_error("usage: fill BUF BYTE")
+        b = self.buffer(t[1])
+        v = parse_int(t[2], "byte")
+        if v < 0 or v > 255:
+            raise proto_error("fill byte out of range '%s'" % t[2])
+        if b is not None and b.numel():
+            with self.torch.cuda.stream(self.stream):
+                b.fill_(v)
+        return "ok"
+
+    def parse_launch(self, t, i):
+        """FN GX GY GZ BX BY BZ SMEM NARGS ARG... from t[i:]: returns a
+        function that enqueues the launch, and the index after it."""
+        if len(t) < i + 9:
+            raise proto_error("launch spec: FN GX GY GZ BX BY BZ SMEM NARGS ARG...")
+        fid = parse_int(t[i], "function id")
+        if fid not in self.funcs:
+            raise proto_error("unknown function " + t[i])
+        f = self.funcs[fid]
+        grid, block = [], []
+        for d in range(3):
+            g = parse_int(t[i + 1 + d], "grid size")
+            b = parse_int(t[i + 4 + d], "block size")
+            if g < 1 or g > 0xFFFFFFFF or b < 1 or b > 0xFFFFFFFF:
+                raise proto_error("grid and block sizes must be >= 1")
+            grid.append(g)
+            block.append(b)
+        smem = parse_nonneg(t[i + 7], "shared memory bytes")
+        if block[0] * block[1] * block[2] != f["threads"] or smem != 0:
+            raise Fail("CUDA_ERROR_INVALID_VALUE", "%s runs %d threads with Triton's own shared memory; the launch asks for block (%d, %d, %d) and %d bytes"
+                       % (f["name"], f["threads"], block[0], block[1], block[2], smem))
+        n = parse_nonneg(t[i + 8], "argument count")
+        if len(t) < i + 9 + n:
+            raise proto_error("argument count %s is more than the %d arguments given" % (t[i + 8], len(t) - i - 9))
+        raw = t[i + 9:i + 9 + n]
+        kinds = f["kinds"]
+        runtime = [k for k in kinds if k[1] != "constexpr"]
+        if len(raw) != len(runtime):
+            raise Fail("CUDA_ERROR_INVALID_VALUE", "%s takes %d arguments, the launch gives %d" % (f["name"], len(runtime), len(raw)))
+        vals = iter(self.parse_arg(s, k[1]) for s, k in zip(raw, runtime))
+        args = [k[2] if k[1] == "constexpr" else next(vals) for k in kinds]
+        kernel = f["kernel"]
+        gx, gy, gz = grid
+        stream = self.stream.cuda_stream
+
+        def run():
+            kernel[(gx, gy, gz)](*args, stream=stream)
+        return run, i + 9 + n
+
+    def parse_arg(self, s, ty):
+        if len(s) > 1 and s[0] == "b" and ":" not in s:
+            b = self.buffer(s[1:])
+            return 0 if b is None else b.data_ptr()
+        kind, sep, v = s.partition(":")
+        if not sep:
+            raise proto_error("bad argument '%s' (bBUF, i64:, i32:, u16:, f32:, f64:)" % s)
+        if kind in ("i64", "i32"):
+            x = parse_int(v, kind)
+            if kind == "i64" and x >= 1 << 63:
+                x -= 1 << 64
+            return x
+        if kind == "u16":
+            bits = parse_int(v, "u16")
+            if bits < 0 or bits > 0xFFFF:
+                raise proto_error("u16 out of range '%s'" % v)
+            if ty == "bf16":
+                return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+            return struct.unpack("<e", struct.pack("<H", bits))[0]
+        if kind in ("f32", "f64"):
+            return parse_float(v, kind)
+        raise proto_error("bad argument type '%s'" % kind)
+
+    def launch(self, t):
+        run, end = self.parse_launch(t, 1)
+        if end != len(t):
+            raise proto_error("argument count %s does not match the %d arguments given" % (t[9], len(t) - 10))
+        try:
+            run()
+        except Exception as e:
+            raise gpu_fail(e, "launch")
+        return "ok"
+
+    def sync(self, t):
+        if len(t) != 1:
+            raise proto_error("usage: sync")
+        try:
+            self.torch.cuda.synchronize(self.dev)
+        except Exception as e:
+            raise gpu_fail(e, "cuCtxSynchronize")
+        return "ok"
+
+    def time(self, t):
+        if len(t) < 7:
+            raise proto_error("usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH LAUNCHSPEC...")
+        warm = parse_float(t[1], "warm-up ms")
+        min_reps = parse_nonneg(t[2], "minimum repetitions")
+        min_ms = parse_float(t[3], "minimum ms")
+        flush = parse_nonneg(t[4], "flush bytes")
+        graph = parse_int(t[5], "graph flag")
+        if graph not in (0, 1):
+            raise proto_error("graph flag must be 0 or 1")
+        runs = []
+        i = 6
+        while i < len(t):
+            run, i = self.parse_launch(t, i)
+            runs.append(run)
+
+        def op():
+            for r in runs:
+                r()
+        try:
+            s = self.measure(op, warm, min_reps, min_ms, flush, graph == 1)
+        except Fail:
+            raise
+        except Exception as e:
+            raise gpu_fail(e, "time")
+        return "ok %.4f %.4f %.4f %d %d %d" % s
+
+    def measure(self, op, warm_ms, min_reps, min_ms, flush_bytes, use_graph):
+        torch = self.torch
+        stream = self.stream
+        with torch.cuda.stream(stream):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            t0 = time.perf_counter()
+            chunk, est = 1, 1e-6
+            while True:
+                e0.record(stream)
+                for _ in range(chunk):
+                    op()
+                e1.record(stream)
+                e1.synchronize()
+                est = max(e0.elapsed_time(e1) / chunk, 1e-6)
+                if (time.perf_counter() - t0) * 1e3 >= warm_ms:
+                    break
+                chunk = int(min(max(math.ceil(5.0 / est), 1), 100000))
+            if flush_bytes > 0 and (self.flush is None or self.flush.numel() < flush_bytes):
+                self.flush = torch.empty(flush_bytes, dtype=torch.uint8, device=self.dev)
+            K, g = 1, None
+            if use_graph:
+                K = int(min(max(math.ceil(0.020 / est), 1), 1000))
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, stream=stream):
+                    for _ in range(K):
+                        op()
+                for _ in range(3):
+                    g.replay()
+                stream.synchronize()
+            run = g.replay if g is not None else op
+            reps = int(min(max(min_reps, math.ceil(min_ms / (est * K))), 100000))
+            reps = max(reps, 1)
+            samples = []
+            B = 256
+            done = 0
+            while done < reps:
+                n = min(B, reps - done)
+                evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+                for j in range(n):
+                    if flush_bytes > 0:
+                        self.flush[:flush_bytes].fill_((done + j) & 0xFF)
+                    evs[j][0].record(stream)
+                    run()
+                    evs[j][1].record(stream)
+                stream.synchronize()
+                samples.extend(a.elapsed_time(b) * 1000.0 / K for a, b in evs)
+                done += n
+        samples.sort()
+
+        def pct(p):
+            pos = p * (len(samples) - 1)
+            lo = int(math.floor(pos))
+            hi = min(lo + 1, len(samples) - 1)
+            f = pos - lo
+            return samples[lo] * (1 - f) + samples[hi] * f
+        clock = 0
+        try:
+            clock = int(torch.cuda.clock_rate(self.dev))
+        except Exception:
+            clock = 0
+        return (pct(0.5), pct(0.2), pct(0.8), len(samples), clock, K if g is not None else 0)
+
+    def copybw(self, t):
+        if len(t) != 2:
+            raise proto_error("usage: copybw BYTES")
+        n = parse_nonneg(t[1], "byte count")
+        if n == 0:
+            raise proto_error("copybw needs a positive byte count")
+        try:
+            src = self.torch.ones(n, dtype=self.torch.uint8, device=self.dev)
+            dst = self.torch.empty_like(src)
+            with self.torch.cuda.stream(self.stream):
+                s = self.measure(lambda: dst.copy_(src), 25, 10, 100, 0, False)
+        except Fail:
+            raise
+        except Exception as e:
+            raise gpu_fail(e, "copybw")
+        return "ok %.2f %.4f" % (2.0 * n / (s[0] * 1e-6) / 1e9, s[0])
+
+    def info(self, t):
+        if len(t) != 1:
+            raise proto_error("usage: info")
+        p = self.props
+        name = p.name.replace("|", " ").replace("\n", " ")
+        l2 = getattr(p, "L2_cache_size", 0)
+        optin = getattr(p, "shared_memory_per_block_optin", 0)
+        maxt = getattr(p, "max_threads_per_block", 1024)
+        drv = 0
+        try:
+            import ctypes
+            lib = ctypes.CDLL("libcuda.so.1")
+            v = ctypes.c_int()
+            if lib.cuDriverGetVersion(ctypes.byref(v)) == 0:
+                drv = v.value
+        except Exception:
+            drv = 0
+        return "ok %s|%d|%d|%d|%d|%d|%d|%d|%d" % (name, p.major, p.minor, p.multi_processor_count, l2, p.total_memory, drv, optin, maxt)
+
+    def handle(self, line):
+        t = line.split()
+        if not t:
+            raise proto_error("empty command")
+        c = t[0]
+        if c == "load":
+            return self.load(line, t)
+        if c == "unload":
+            return self.unload(t)
+        if c == "func":
+            return self.func(t)
+        if c == "alloc":
+            return self.alloc(t)
+        if c == "free":
+            return self.free(t)
+        if c == "write":
+            return self.write(line, t)
+        if c == "read":
+            return self.read(line, t)
+        if c == "fill":
+            return self.fill(t)
+        if c == "launch":
+            return self.launch(t)
+        if c == "sync":
+            return self.sync(t)
+        if c == "time":
+            return self.time(t)
+        if c == "copybw":
+            return self.copybw(t)
+        if c == "info":
+            return self.info(t)
+        raise proto_error("unknown command '%s'" % c)
+
+
+def serve(make_runner, inp, proto):
+    """Runs the protocol: the greeting, then a reply a command. make_runner
+    opens the device (a Fail is the greeting's error)."""
+    def reply(s):
+        try:
+            proto.write(s + "\n")
+            proto.flush()
+        except OSError:
+            os._exit(EXIT_IO)
+    try:
+        r = make_runner()
+    except Fail as f:
+        reply("err %s: %s" % (f.code, f.msg))
+        return EXIT_INIT
+    reply("ok kgen-runner 1")
+    for line in inp:
+        line = line.rstrip("\r\n")
+        if line.split() == ["quit"]:
+            break
+        try:
+            out = r.handle(line)
+        except Fail as f:
+            reply("err %s: %s" % (f.code, f.msg.replace("\n", " ")))
+            if f.code in STICKY:
+                sys.stderr.flush()
+                os._exit(EXIT_FATAL)  # the context is dead; kgen restarts us
+            continue
+        except Exception as e:
+            f = gpu_fail(e, line.split()[0] if line.split() else "command")
+            reply("err %s: %s" % (f.code, f.msg))
+            if f.code in STICKY:
+                sys.stderr.flush()
+                os._exit(EXIT_FATAL)
+            continue
+        reply(out)
+    return 0
+
+
+def main():
+    # Keep the protocol channel private: whatever else writes to stdout
+    # (libraries, compilers) goes to stderr.
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    proto = os.fdopen(fd, "w")
+    sys.stdout = sys.stderr
+    device = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+
+    def make():
+        try:
+            import torch
+            import triton
+            import triton.compiler  # noqa: F401
+        except Exception as e:
+            raise Fail("CUDA_ERROR_NOT_INITIALIZED", "the Triton runner needs torch and triton: %s" % e)
+        try:
+            if not torch.cuda.is_available() or device >= torch.cuda.device_count():
+                raise Fail("CUDA_ERROR_NO_DEVICE", "no CUDA device %d (torch sees %d)" % (device, torch.cuda.device_count()))
+            return Runner(torch, triton, device)
+        except Fail:
+            raise
+        except Exception as e:
+            raise gpu_fail(e, "init")
+    sys.exit(serve(make, sys.stdin, proto))
+
+
+if __name__ == "__main__":
+    main()

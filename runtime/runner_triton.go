@@ -1,0 +1,64 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// runnerTritonSource is the Triton runner: runner.cpp's protocol for
+// kgen-emitted Triton modules, in Python (torch allocates, Triton
+// compiles and launches).
+//
+//go:embed runner/runner_triton.py
+var runnerTritonSource []byte
+
+// StartPythonRunner starts the Triton runner with python on the given
+// CUDA device. The script is written to cacheDir (the user's cache when
+// "") under a name that hashes its contents, so concurrent starts share
+// it safely.
+func StartPythonRunner(ctx context.Context, python, cacheDir string, device int) (*Runner, error) {
+	script, err := writeRunnerScript(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return startRunner(ctx, []string{python, script, strconv.Itoa(device)}, nil)
+}
+
+func writeRunnerScript(cacheDir string) (string, error) {
+	if cacheDir == "" {
+		var err error
+		if cacheDir, err = DefaultRunnerCacheDir(); err != nil {
+			return "", err
+		}
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(cacheDir, fmt.Sprintf("runner_triton-%x.py", sha256.Sum256(runnerTritonSource)))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	tmp, err := os.CreateTemp(cacheDir, "runner_triton-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.Write(runnerTritonSource); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return path, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"kgen.dev/kgen/ir"
@@ -15,7 +16,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "test", args: "--target cuda:sm_90 [--seeds N] [--max-work W] [-o DIR] [--json] FILE...",
+		name: "test", args: "--target cuda:sm_90|all|T,T... [--seeds N] [--max-work W] [-o DIR] [--json] [--time] [--matrix-md F] [--matrix-json F] FILE...",
 		short: "build kernels and check them on the GPU against the reference interpreter",
 		long: `
 Test builds every kernel and instance of each FILE for the target, runs each
@@ -30,7 +31,16 @@ are themselves checked against the interpreter first. Outputs and workspace are 
 inputs must come back unchanged. Tolerances depend on the output dtype and
 the length of the reductions. A kernel that crashes or hangs fails alone:
 the runner restarts and testing goes on. Exit status 1 when any check
-fails.`,
+fails.
+
+With --target all (or a comma-separated list of targets) test is the
+portability run: every file is built for every target whose toolchain is
+found (the others are listed as left out), tested on every target that
+runs on this machine's GPU, and each instance is run on all of those on
+the same inputs, its outputs compared with the first target's. --time
+also times each instance on each target. It prints the portability matrix
+(files x targets: compiles, correct; instances x targets: agreement, time,
+fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
@@ -40,6 +50,9 @@ fails.`,
 			maxWork := fs.Float64("max-work", 2e8, "skip shapes that would cost the interpreter more operations than this")
 			asJSON := fs.Bool("json", false, "print one JSON object per check")
 			verbose := fs.Bool("v", false, "print every check, not only failures")
+			timeIt := fs.Bool("time", false, "with several targets: also time each instance on each")
+			matrixMD := fs.String("matrix-md", "", "with several targets: write the portability matrix as markdown to this file")
+			matrixJSON := fs.String("matrix-json", "", "with several targets: write the portability matrix as JSON to this file")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			return func(args []string) int {
@@ -50,6 +63,20 @@ fails.`,
 					return usageError("test", "--seeds must be at least 1")
 				}
 				ctx := context.Background()
+				if *target == "all" || strings.Contains(*target, ",") {
+					targets, err := parseTargets(*target)
+					if err != nil {
+						return usageError("test", "%v", err)
+					}
+					if len(config) > 0 || *out != "" {
+						return usageError("test", "--config and -o take one target")
+					}
+					t := &tester{seeds: *seeds, maxWork: *maxWork, asJSON: *asJSON, verbose: *verbose}
+					return portability(ctx, targets, tools, args, t, *timeIt, *matrixMD, *matrixJSON)
+				}
+				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
+					return usageError("test", "--time, --matrix-md and --matrix-json need several targets (--target all)")
+				}
 				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), args)
 				if g == nil {
 					return code

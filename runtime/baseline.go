@@ -45,6 +45,9 @@ type BaselineTask struct {
 	// raw bytes to the file of CheckOutputs: the PyTorch oracle.
 	CheckInputs  []string `json:"check_inputs,omitempty"`
 	CheckOutputs []string `json:"check_outputs,omitempty"`
+	// Contraction marks a task with a matrix product, the only ones
+	// max-autotune times.
+	Contraction bool `json:"contraction,omitempty"`
 	// CheckReference checks Reference's program instead of the emitted
 	// one (to test the reference programs themselves).
 	CheckReference bool `json:"check_reference,omitempty"`
@@ -60,13 +63,13 @@ type BaselineInput struct {
 // BaselineResult is one task's timings in each mode asked for, or why
 // there are none (Skip), and why its check did not run (CheckError).
 type BaselineResult struct {
-	Name       string          `json:"name"`
-	Torch      string          `json:"torch"`
-	Program    string          `json:"program,omitempty"` // "hand-written" or "kgen's torch program"
-	Eager      *BaselineTiming `json:"eager,omitempty"`
-	Compile    *BaselineTiming `json:"compile,omitempty"`
-	Skip       string          `json:"skip,omitempty"`
-	CheckError string          `json:"check_error,omitempty"`
+	Name    string `json:"name"`
+	Torch   string `json:"torch"`
+	Program string `json:"program,omitempty"` // "hand-written" or "kgen's torch program"
+	// Timings holds the timing of each mode (BaselineModes) that ran.
+	Timings    map[string]*BaselineTiming `json:"timings,omitempty"`
+	Skip       string                     `json:"skip,omitempty"`
+	CheckError string                     `json:"check_error,omitempty"`
 }
 
 // BaselineTiming is a PyTorch program's time per run, with the runner's
@@ -79,9 +82,11 @@ type BaselineTiming struct {
 	Batch    int     `json:"batch"`
 }
 
-// BaselineModes are the ways PyTorch programs can be run: eager, and
-// torch.compile in its default mode.
-var BaselineModes = []string{"eager", "compile"}
+// BaselineModes are the ways PyTorch programs can be run: eager,
+// torch.compile in its default mode, and torch.compile's max-autotune
+// mode, which is timed only for tasks with a Contraction (it autotunes
+// matrix-product kernels, for minutes).
+var BaselineModes = []string{"eager", "compile", "max-autotune"}
 
 // RunBaselines times tasks in PyTorch on GPU 0 with python (which must
 // import torch), in each of modes (BaselineModes), using spec's protocol

@@ -17,7 +17,7 @@ for level in ${LEVELS:-1 2}; do
 	file=$dir/level$level.kg
 	# Nominal instances: those not named *_odd or *_small.
 	names=$(sed -n 's/^instance \([a-z0-9_]*\) = .*/\1/p' "$file" | grep -v -e '_odd$' -e '_small$' | paste -sd, -)
-	./bin/kgen bench --target "$TARGET" --baseline eager,compile --kernel "$names" \
+	./bin/kgen bench --target "$TARGET" --baseline "${BASELINES:-eager,compile}" --kernel "$names" \
 		--json "$OUT/suite-l$level.json" --md "$OUT/suite-l$level.md" --html "$OUT/suite-l$level.html" \
 		"$file" > "$OUT/suite-l$level.log" 2> "$OUT/suite-l$level.err"
 	echo "level $level: kgen bench exit $?" >> "$OUT/suite-l$level.log"

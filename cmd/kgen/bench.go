@@ -57,7 +57,7 @@ instance is wrong.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			kernels := fs.String("kernel", "", "comma-separated instance names to bench (default: all)")
-			baseline := fs.String("baseline", "", "time PyTorch alongside: eager, compile, or both (eager,compile)")
+			baseline := fs.String("baseline", "", "time PyTorch alongside: eager, compile, max-autotune (matrix products only), comma-separated")
 			jsonOut := fs.String("json", "", "write the results as JSON to this file")
 			mdOut := fs.String("md", "", "write the results as a markdown table to this file")
 			htmlOut := fs.String("html", "", "write the results as an HTML report with plots to this file")
@@ -75,7 +75,7 @@ instance is wrong.`,
 				if *baseline != "" {
 					for _, m := range strings.Split(*baseline, ",") {
 						if !slices.Contains(kgrt.BaselineModes, m) {
-							return usageError("bench", "--baseline: want eager, compile or eager,compile, not %q", *baseline)
+							return usageError("bench", "--baseline: want a comma-separated list of %s, not %q", strings.Join(kgrt.BaselineModes, ", "), *baseline)
 						}
 						if !slices.Contains(modes, m) {
 							modes = append(modes, m)
@@ -191,11 +191,11 @@ type benchRow struct {
 	// Torch is PyTorch's side: the program timed, its timings, and the
 	// check of kgen's outputs against the emitted program (TorchCheck:
 	// "ok", or why not).
-	Torch          *kgrt.BaselineResult `json:"torch,omitempty"`
-	TorchCheck     string               `json:"torch_check,omitempty"`
-	TorchMaxError  float64              `json:"torch_max_error,omitempty"`
-	SpeedupEager   float64              `json:"speedup_vs_eager,omitempty"`
-	SpeedupCompile float64              `json:"speedup_vs_compile,omitempty"`
+	Torch         *kgrt.BaselineResult `json:"torch,omitempty"`
+	TorchCheck    string               `json:"torch_check,omitempty"`
+	TorchMaxError float64              `json:"torch_max_error,omitempty"`
+	// Speedups is kgen's speedup over each baseline mode that was timed.
+	Speedups map[string]float64 `json:"speedups,omitempty"`
 
 	// check holds what the PyTorch check compares, until it has.
 	check *torchCheck
@@ -378,7 +378,11 @@ func ioBytes(p *lower.Plan) int64 {
 }
 
 func baselineTask(p *lower.Plan) kgrt.BaselineTask {
-	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]any{}, Fn: p.Source.Name, Sizes: map[string]int64{}}
+	contraction := false
+	for _, l := range p.Launches {
+		contraction = contraction || lower.MatchMatmul(l.Stmt) != nil || lower.MatchIGemm(l.Stmt) != nil
+	}
+	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]any{}, Fn: p.Source.Name, Sizes: map[string]int64{}, Contraction: contraction}
 	kw := torch.Keywords(p.Source)
 	for d, v := range p.Env.Dims {
 		if d.Def == nil {
@@ -446,13 +450,10 @@ func (rep *benchReport) cells(r benchRow) []string {
 		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf)
 	for _, m := range rep.Baselines {
 		var t *kgrt.BaselineTiming
-		speed := 0.0
 		if r.Torch != nil {
-			t, speed = r.Torch.Eager, r.SpeedupEager
-			if m == "compile" {
-				t, speed = r.Torch.Compile, r.SpeedupCompile
-			}
+			t = r.Torch.Timings[m]
 		}
+		speed := r.Speedups[m]
 		if t == nil {
 			c = append(c, "-", "")
 			continue

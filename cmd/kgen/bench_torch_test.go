@@ -16,11 +16,11 @@ import (
 // over all instances, wrong ones included.
 func TestFastP(t *testing.T) {
 	rows := []benchRow{
-		{Name: "a", SpeedupEager: 2.5, SpeedupCompile: 0.9},
-		{Name: "b", SpeedupEager: 1.2, SpeedupCompile: 1.6},
-		{Name: "c", SpeedupEager: 0.5, SpeedupCompile: 0.4},
-		{Name: "d", Error: "wrong: 3 elements out of tolerance", SpeedupEager: 9},
-		{Name: "e", SpeedupEager: 3, TorchCheck: "disagrees with PyTorch on output 0"},
+		{Name: "a", Speedups: map[string]float64{"eager": 2.5, "compile": 0.9}},
+		{Name: "b", Speedups: map[string]float64{"eager": 1.2, "compile": 1.6}},
+		{Name: "c", Speedups: map[string]float64{"eager": 0.5, "compile": 0.4}},
+		{Name: "d", Error: "wrong: 3 elements out of tolerance", Speedups: map[string]float64{"eager": 9}},
+		{Name: "e", Speedups: map[string]float64{"eager": 3}, TorchCheck: "disagrees with PyTorch on output 0"},
 	}
 	want := map[string][]int{"eager": {3, 2, 1, 1}, "compile": {3, 1, 1, 0}}
 	got := fastPs(rows, []string{"eager", "compile"})
@@ -34,6 +34,23 @@ func TestFastP(t *testing.T) {
 		}
 		if f.Total != 5 || f.Count != want[f.Baseline][i] || f.Fraction != float64(f.Count)/5 {
 			t.Errorf("fast_%g vs %s = %d/%d (%g), want %d/5", f.P, f.Baseline, f.Count, f.Total, f.Fraction, want[f.Baseline][i])
+		}
+	}
+}
+
+// TestFastPMaxAutotune: max-autotune times matrix products only, and its
+// fast_p counts over the instances it timed.
+func TestFastPMaxAutotune(t *testing.T) {
+	timed := &kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 10}, "max-autotune": {MedianUS: 10}}}
+	untimed := &kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 10}}}
+	rows := []benchRow{
+		{Name: "gemm", Torch: timed, Speedups: map[string]float64{"eager": 1.1, "max-autotune": 0.7}},
+		{Name: "relu", Torch: untimed, Speedups: map[string]float64{"eager": 2}},
+	}
+	for _, f := range fastPs(rows, []string{"max-autotune"}) {
+		want := map[float64]int{0: 1, 1: 0, 1.5: 0, 2: 0}[f.P]
+		if f.Total != 1 || f.Count != want {
+			t.Errorf("fast_%g vs max-autotune = %d/%d, want %d/1", f.P, f.Count, f.Total, want)
 		}
 	}
 }
@@ -64,15 +81,15 @@ func TestTorchCheck(t *testing.T) {
 	}{{4.000001, "ok"}, {4.5, "disagrees"}} {
 		row := benchRow{Time: kgrt.Timing{MedianUS: 10}}
 		row.check = &torchCheck{kgen: []*tensor.Tensor{kgenOut}, files: []string{torchOut(tc.last)}, tols: []kgrt.Tolerance{kgrt.ToleranceFor(ir.F32, 1)}}
-		row.addBaseline(kgrt.BaselineResult{Eager: &kgrt.BaselineTiming{MedianUS: 25}})
+		row.addBaseline(kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 25}}})
 		if !strings.HasPrefix(row.TorchCheck, tc.want) {
 			t.Errorf("PyTorch's last element %g: check %q, want %s", tc.last, row.TorchCheck, tc.want)
 		}
 		if row.correct() != (tc.want == "ok") {
 			t.Errorf("PyTorch's last element %g: correct() = %v", tc.last, row.correct())
 		}
-		if row.SpeedupEager != 2.5 {
-			t.Errorf("speedup %g, want 2.5", row.SpeedupEager)
+		if row.Speedups["eager"] != 2.5 {
+			t.Errorf("speedup %g, want 2.5", row.Speedups["eager"])
 		}
 	}
 }
@@ -83,11 +100,11 @@ func TestReportRendering(t *testing.T) {
 	rep := &benchReport{Target: "cuda:sm_90", GPU: "GPU", CopyGBps: 3000, Baselines: []string{"eager", "compile"},
 		Rows: []benchRow{
 			{Name: "gemm", Templates: "matmul-mma", Time: kgrt.Timing{MedianUS: 100}, Bytes: 3 << 20, Flops: 2e9, Ops: 2e9,
-				Torch:        &kgrt.BaselineResult{Program: "reference", Eager: &kgrt.BaselineTiming{MedianUS: 150}, Compile: &kgrt.BaselineTiming{MedianUS: 80}},
-				SpeedupEager: 1.5, SpeedupCompile: 0.8, TorchCheck: "ok"},
+				Torch:    &kgrt.BaselineResult{Program: "reference", Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 150}, "compile": {MedianUS: 80}}},
+				Speedups: map[string]float64{"eager": 1.5, "compile": 0.8}, TorchCheck: "ok"},
 			{Name: "relu", Templates: "elementwise", Time: kgrt.Timing{MedianUS: 10}, Bytes: 2 << 20, Ops: 1 << 18,
-				Torch:        &kgrt.BaselineResult{Program: "kgen's torch program", Eager: &kgrt.BaselineTiming{MedianUS: 30}},
-				SpeedupEager: 3, TorchCheck: "ok"},
+				Torch:    &kgrt.BaselineResult{Program: "kgen's torch program", Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 30}}},
+				Speedups: map[string]float64{"eager": 3}, TorchCheck: "ok"},
 		}}
 	rep.FastP = fastPs(rep.Rows, rep.Baselines)
 	var md, page strings.Builder

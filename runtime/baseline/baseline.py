@@ -3,14 +3,15 @@
 kgen writes a JSON job on stdin:
 
     {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N,
-     "modes": ["eager", "compile"],
+     "modes": ["eager", "compile", "max-autotune"],
      "tasks": [{"name": "softmax_16x16384", "kernel": "softmax",
                 "inputs": [{"name": "X", "dtype": "f32", "shape": [16, 16384]}],
                 "params": {"eps": 1e-5},
                 "module": "/tmp/.../softmax.py", "fn": "softmax", "sizes": {"R": 16, "D": 16384},
                 "check_inputs": ["/tmp/.../X.bin"], "check_outputs": ["/tmp/.../Y.bin"]}]}
 
-and reads one JSON object per task on stdout: for each mode, the timing
+and reads one JSON object per task on stdout: for each mode ("timings":
+eager, compile, and max-autotune for tasks marked "contraction"), the timing
 (microseconds per run: median, p20, p80, samples, CUDA-graph batch), or
 why there is none. With no modes, only the checks run, on the CPU when
 there is no GPU. The program timed is what a PyTorch user would write: the
@@ -277,16 +278,19 @@ def main():
             if fn is None:
                 out["skip"] = "no PyTorch program for kernel %s" % task["kernel"]
             else:
+                timings = out["timings"] = {}
                 with torch.no_grad():
                     if "eager" in modes:
-                        out["eager"] = measure(fn, job)
-                    if "compile" in modes:
+                        timings["eager"] = measure(fn, job)
+                    for mode in ("compile", "max-autotune"):
+                        if mode not in modes or (mode == "max-autotune" and not task.get("contraction")):
+                            continue
                         torch._dynamo.reset()
-                        compiled = torch.compile(fn)
-                        for _ in range(3):  # compiles, then settles
+                        compiled = torch.compile(fn, mode=None if mode == "compile" else mode)
+                        for _ in range(3):  # compiles (and autotunes), then settles
                             compiled()
                         torch.cuda.synchronize()
-                        out["compile"] = measure(compiled, job)
+                        timings[mode] = measure(compiled, job)
         except Exception as e:
             out["skip"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
         print(json.dumps(out), flush=True)

@@ -60,7 +60,7 @@ const (
 
 // Key identifies what a record measured, At and the outcome aside: two
 // records with the same key measured the same thing.
-func (r *Record) Key() string {
+func (r Record) Key() string {
 	return strings.Join([]string{r.Kind, r.Hash, r.Shape, r.Device.Name, r.Device.CC, fmt.Sprint(r.Device.Driver), r.Target, r.Toolchain,
 		strings.Join(r.Templates, "+"), strings.Join(r.Configs, "; ")}, "|")
 }

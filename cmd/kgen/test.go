@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"time"
 
 	"kgen.dev/kgen/ir"
@@ -42,6 +43,8 @@ fails.`,
 			verbose := fs.Bool("v", false, "print every check, not only failures")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
+			var tf tunedFlags
+			tf.register(fs)
 			return func(args []string) int {
 				if len(args) == 0 || *target == "" {
 					return usageError("test", "want --target and at least one FILE")
@@ -50,7 +53,16 @@ fails.`,
 					return usageError("test", "--seeds must be at least 1")
 				}
 				ctx := context.Background()
-				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), args)
+				var notes io.Writer
+				if *verbose {
+					notes = stderr
+				}
+				tuned, err := tf.open(notes)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen test: %v\n", err)
+					return exitUser
+				}
+				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, args)
 				if g == nil {
 					return code
 				}

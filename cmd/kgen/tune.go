@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"kgen.dev/kgen/diag"
@@ -164,7 +165,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				if *dryRun {
 					return drySpaces(insts, tgt)
 				}
-				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				s := &tuneSession{
 					tgt: tgt, tools: tools, db: db, strategy: *strategy, budget: *budget, limit: *limit, seed: *seed,

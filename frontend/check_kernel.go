@@ -278,12 +278,13 @@ func (kc *kernelChecker) attr(a *Attr) {
 	}
 	attr := &ir.Attr{Name: a.Name.Name, Span: a.Span}
 	for _, arg := range a.Args {
-		ia := ir.AttrArg{List: arg.List}
+		ia := ir.AttrArg{List: arg.List, Span: arg.Span}
 		if arg.Key != nil {
-			ia.Key = arg.Key.Name
+			ia.Key, ia.Span = arg.Key.Name, arg.Key.Span
 		}
 		for _, v := range arg.Values {
 			ia.Values = append(ia.Values, v.Text)
+			ia.ValueSpans = append(ia.ValueSpans, v.Span)
 		}
 		attr.Args = append(attr.Args, ia)
 	}
@@ -314,10 +315,12 @@ func (kc *kernelChecker) attr(a *Attr) {
 			kc.diags.Warnf(v.Span, "@acc(%s) accumulates in %s, which loses precision on long reductions (the reference interpreter still sums in f64); use @acc(f32) unless that is the point", t, t)
 		}
 		kc.k.Acc = t
+	case "tune":
+		kc.tuneAttr(a)
 	default:
 		hint := ""
-		if Suggest(a.Name.Name, []string{"acc"}) != "" {
-			hint = " (did you mean '@acc'?)"
+		if s := Suggest(a.Name.Name, []string{"acc", "tune"}); s != "" {
+			hint = fmt.Sprintf(" (did you mean '@%s'?)", s)
 		}
 		kc.diags.Warnf(a.Name.Span, "unknown attribute '@%s'%s; it is kept in the IR as a hint for lowering", a.Name.Name, hint)
 	}
@@ -561,4 +564,40 @@ func (kc *kernelChecker) readBeforeLet(name string, span diag.Span) {
 	}
 	kc.errorf(span, "let '%s' is read before it is written; statements run in order: move the 'let %s' statement above this one", name, name).
 		Notef(at, "'%s' is written here", name)
+}
+
+// tuneAttr checks `@tune(NAME = [v, ...], ...)`: every argument names a
+// parameter and gives positive integers, each parameter once. Whether a
+// template declares the name is lowering's to say (lower.TuneSpace).
+func (kc *kernelChecker) tuneAttr(a *Attr) {
+	if len(a.Args) == 0 {
+		kc.errorf(a.Span, "@tune needs the parameters to search; write e.g. @tune(BM = [64, 128], STAGES = [3, 4])")
+		return
+	}
+	seen := map[string]bool{}
+	for _, arg := range a.Args {
+		if arg.Key == nil {
+			kc.errorf(arg.Span, "@tune takes NAME = [values]; write e.g. @tune(BM = [64, 128])")
+			continue
+		}
+		if seen[arg.Key.Name] {
+			kc.errorf(arg.Key.Span, "@tune gives %s twice; write all its values once: %s = [v1, v2]", arg.Key.Name, arg.Key.Name)
+		}
+		seen[arg.Key.Name] = true
+		if len(arg.Values) == 0 {
+			kc.errorf(arg.Span, "@tune gives %s no values; give at least one", arg.Key.Name)
+		}
+		vals := map[int64]bool{}
+		for _, v := range arg.Values {
+			n, ok := parseIntLiteral(v.Text)
+			if !ok || n <= 0 {
+				kc.errorf(v.Span, "@tune values are positive integers, not '%s'; remove it or write a positive integer", v.Text)
+				continue
+			}
+			if vals[n] {
+				kc.errorf(v.Span, "@tune lists %d twice for %s; remove one", n, arg.Key.Name)
+			}
+			vals[n] = true
+		}
+	}
 }

@@ -120,6 +120,11 @@ type AttrArg struct {
 	Key    string // empty for a positional argument
 	Values []string
 	List   bool
+	// Span is the key's (the whole argument's when it has none), and
+	// ValueSpans each value's, for errors found after checking (an
+	// unknown @tune parameter).
+	Span       diag.Span
+	ValueSpans []diag.Span
 }
 
 // Instance names a specialization of a kernel with concrete sizes.

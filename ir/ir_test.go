@@ -242,3 +242,17 @@ func TestHashIgnoresNames(t *testing.T) {
 		t.Errorf("sum and max hash alike")
 	}
 }
+
+func TestHashIgnoresTuneOnly(t *testing.T) {
+	a, _, _, _ := matmulKernel()
+	b, _, _, _ := matmulKernel()
+	b.Attrs = append(b.Attrs, &Attr{Name: "tune", Args: []AttrArg{{Key: "BM", Values: []string{"64"}, List: true}}})
+	if Hash(a) != Hash(b) {
+		t.Errorf("@tune changed the hash:\n%s\n%s", CanonicalText(a), CanonicalText(b))
+	}
+	c, _, _, _ := matmulKernel()
+	c.Attrs = append(c.Attrs, &Attr{Name: "acc", Args: []AttrArg{{Values: []string{"f64"}}}})
+	if Hash(a) == Hash(c) {
+		t.Errorf("@acc(f64) did not change the hash")
+	}
+}

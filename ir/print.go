@@ -149,6 +149,11 @@ func (p *printer) kernel(k *Kernel) {
 		p.expr(d.Def, 0)
 	}
 	for _, a := range k.Attrs {
+		if p.canonical && a.Name == "tune" {
+			// @tune says where to search, not what to compute: the
+			// tuning database's records of a kernel hold with or without it.
+			continue
+		}
 		w.WriteString(" ")
 		w.WriteString(FormatAttr(a))
 	}

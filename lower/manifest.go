@@ -32,6 +32,10 @@ type ManifestKernel struct {
 	Derived     map[string]string `json:"derived,omitempty"`
 	Workspace   string            `json:"workspace_bytes"`
 	Launches    []ManifestLaunch  `json:"launches"`
+	// Tuning says where an instance's configurations come from: the
+	// tuning database (at this shape or the nearest) or the heuristic
+	// defaults.
+	Tuning string `json:"tuning,omitempty"`
 }
 
 // ManifestTensor is an argument tensor: dtype and shape expressions.

@@ -72,6 +72,16 @@ func (c *Executor) check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 		res.Err = err
 		return res
 	}
+	return c.CheckOutputs(ctx, p, env, inputs, want, seed, dist)
+}
+
+// CheckOutputs runs p at env on inputs and compares its outputs with
+// want, as Check does after computing want: for callers that check many
+// kernels of one computation (the tuner's candidates) against one
+// reference computed once.
+func (c *Executor) CheckOutputs(ctx context.Context, p *lower.Plan, env *ir.Env, inputs, want []*tensor.Tensor, seed uint64, dist tensor.Dist) CheckResult {
+	res := CheckResult{Plan: p.Name, Shape: env.String(), Seed: seed, Dist: dist}
+	k := p.Source
 	got, err := c.Execute(ctx, p, env, inputs)
 	if err != nil {
 		res.Err = err
@@ -114,6 +124,21 @@ func (c *Executor) load(ctx context.Context) error {
 	}
 	c.module, c.funcs = &m, map[string]Function{}
 	return nil
+}
+
+// Unload unloads the executor's module from the runner, if loaded: a
+// tuner measures hundreds of candidates' modules one after another. The
+// next use loads it again.
+func (c *Executor) Unload(ctx context.Context) error {
+	c.Runner.mu.Lock()
+	current := c.module != nil && c.module.gen == c.Runner.gen
+	c.Runner.mu.Unlock()
+	m := c.module
+	c.module, c.funcs = nil, nil
+	if !current {
+		return nil
+	}
+	return c.Runner.Unload(ctx, *m)
 }
 
 // Execute launches p's entry points on the inputs (one per input of

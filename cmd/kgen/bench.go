@@ -67,6 +67,8 @@ instance is wrong.`,
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
+			var tf tunedFlags
+			tf.register(fs)
 			return func(args []string) int {
 				if len(args) == 0 || *target == "" {
 					return usageError("bench", "want --target and at least one FILE")
@@ -95,7 +97,12 @@ instance is wrong.`,
 						return exitUser
 					}
 				}
-				g, code := openGPU(ctx, "bench", *target, *out, tools, lower.Config(config), args)
+				tuned, err := tf.open(stderr)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+					return exitUser
+				}
+				g, code := openGPU(ctx, "bench", *target, *out, tools, lower.Config(config), tuned, args)
 				if g == nil {
 					return code
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,7 +28,15 @@ DIR/STEM.manifest.json, which describes each entry point's arguments and
 launches (docs/abi.md). Files are written whole or not at all. Compile jobs
 run in parallel (-j, default: the number of CPUs). ptxas's resource report
 is shown with -v as notes at each kernel; register spills are always
-reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
+reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.
+
+Instances take the configurations that kgen tune recorded in the tuning
+database (--db): those tuned at the instance's exact shape, else at the
+nearest shape recorded for the same kernel, target and templates, else the
+heuristic defaults; --config overrides them. The GPU whose records count is
+--device, else this machine's GPU 0, else (no GPU, as on a build machine)
+any GPU of the target, the one with most records for the kernel. -v says
+which each instance took; the manifest's "tuning" field records it.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			out := fs.String("o", "", "output directory (required)")
@@ -39,6 +48,8 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
+			var tf tunedFlags
+			tf.register(fs)
 			return func(args []string) int {
 				if len(args) == 0 {
 					return usageError("build", "no files given")
@@ -55,7 +66,16 @@ reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
 					fmt.Fprintf(stderr, "kgen build: %v\n(use --emit-only to write sources without compiling)\n", err)
 					return exitUser
 				}
-				b := &builder{target: tgt, be: be, out: *out, verbose: *verbose, config: lower.Config(config)}
+				var notes io.Writer
+				if *verbose {
+					notes = stderr
+				}
+				tuned, err := tf.open(notes)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen build: %v\n", err)
+					return exitUser
+				}
+				b := &builder{target: tgt, be: be, out: *out, verbose: *verbose, config: lower.Config(config), tuned: tuned}
 				var diags diag.List
 				files := loadFiles(args, &diags)
 				if diags.HasErrors() {
@@ -91,6 +111,9 @@ type builder struct {
 	out     string
 	verbose bool
 	config  lower.Config // --config: overrides of template defaults
+	// tuned, when set, gives instances the tuning database's
+	// configurations (before --config's overrides).
+	tuned *tunedConfigs
 }
 
 // unit is one source file's output.
@@ -121,6 +144,10 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 			if err != nil {
 				return err
 			}
+			tuning := ""
+			if b.tuned != nil && env != nil {
+				tuning = b.tuned.apply(p, k, env, b.target)
+			}
 			if b.config != nil {
 				if _, err := lower.Override(p, b.config, b.target.Limits()); err != nil {
 					return err
@@ -133,7 +160,9 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 				symbols[launch.Name] = name
 			}
 			u.plans = append(u.plans, p)
-			u.manifest.Kernels = append(u.manifest.Kernels, lower.Describe(p, ir.Hash(k)))
+			mk := lower.Describe(p, ir.Hash(k))
+			mk.Tuning = tuning
+			u.manifest.Kernels = append(u.manifest.Kernels, mk)
 			return nil
 		}
 		for _, k := range l.prog.Kernels {

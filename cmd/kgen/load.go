@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,9 +34,35 @@ func loadFiles(paths []string, diags *diag.List) []*loaded {
 		src := diag.NewSource(p, string(text))
 		f := frontend.Parse(src, diags)
 		prog := frontend.Check(f, diags)
+		checkTune(prog, diags)
 		out = append(out, &loaded{path: p, file: f, prog: prog})
 	}
 	return out
+}
+
+// checkTune reports the @tune parameters that no template declares, at
+// their names: the frontend checks the attribute's form, but the
+// templates, and so the names, are lowering's.
+func checkTune(prog *ir.Program, diags *diag.List) {
+	if prog == nil {
+		return
+	}
+	names := lower.ParamNames()
+	for _, k := range prog.Kernels {
+		a := k.Attr("tune")
+		if a == nil {
+			continue
+		}
+		for _, arg := range a.Args {
+			if arg.Key != "" && !slices.Contains(names, arg.Key) {
+				hint := ""
+				if s := frontend.Suggest(arg.Key, names); s != "" {
+					hint = fmt.Sprintf("did you mean %s? ", s)
+				}
+				diags.Errorf(arg.Span, "@tune: no template has a parameter %s; %stemplates' parameters: %s", arg.Key, hint, strings.Join(names, ", "))
+			}
+		}
+	}
 }
 
 // report prints diagnostics sorted, as text or JSON lines, and returns the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -55,6 +56,8 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 			matrixJSON := fs.String("matrix-json", "", "with several targets: write the portability matrix as JSON to this file")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
+			var tf tunedFlags
+			tf.register(fs)
 			return func(args []string) int {
 				if len(args) == 0 || *target == "" {
 					return usageError("test", "want --target and at least one FILE")
@@ -77,7 +80,16 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
 					return usageError("test", "--time, --matrix-md and --matrix-json need several targets (--target all)")
 				}
-				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), args)
+				var notes io.Writer
+				if *verbose {
+					notes = stderr
+				}
+				tuned, err := tf.open(notes)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen test: %v\n", err)
+					return exitUser
+				}
+				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, args)
 				if g == nil {
 					return code
 				}

@@ -1,0 +1,554 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/interp"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tensor"
+	"kgen.dev/kgen/tune"
+)
+
+func init() {
+	register(&command{
+		name: "tune", args: "--target cuda:sm_90 [--kernel NAME,...] [--strategy S] [--budget N] [--time D] [--db PATH] [--json] FILE...\n       kgen tune --simulate [--db PATH] [--kernel NAME,...] [--seeds N]\n       kgen tune --export FILE | --import FILE [--db PATH]",
+		short: "search template configurations on the GPU and record them in the tuning database",
+		long: `
+Tune searches the configurations of every instance of each FILE (or of those
+named by --kernel, instances or kernels) on the GPU, and records every
+evaluation in the tuning database, which build, test and bench then read.
+
+The space of a launch is its template's parameters (kgen ir --after lower
+shows the template), with the values a kernel's @tune attribute gives in
+place of the template's, less the configurations the template's
+constraints or the target's limits rule out. A plan of several launches is
+tuned launch by launch, in order, each with the launches before it at
+their winners: their spaces would multiply if searched jointly, and
+launches meet only through memory.
+
+Strategies (--strategy): exhaustive (every configuration, in order),
+random (without repeats), anneal (simulated annealing), genetic, model
+(cost-model-guided evolution: a nearest-neighbour surrogate ranks the
+neighbours of the best points). The default configuration is measured
+first, as the baseline. --budget bounds the evaluations, --time the wall
+time of each launch's search; --seed seeds the strategies.
+
+Candidates are compiled in parallel (-j, default: the number of CPUs), one
+source each, and measured one at a time on GPU 0: each is checked against
+the reference interpreter (or, above --max-work, against kgen's reference
+kernels) before it is timed, with a warm-up of 10 ms and max(10, 40 ms of)
+samples. A candidate that fails to compile, exceeds a resource limit,
+fails to launch, crashes, hangs or computes a wrong result is recorded
+with that kind of failure and never chosen; the runner restarts after a
+crash and tuning goes on.
+
+The top --confirm configurations are then re-timed interleaved (A B C A B C
+...) 5 rounds with bench's full protocol. The fastest by the median of its
+rounds wins, unless others are within the noise (half the range of either
+one's round medians, and at least 1% of the fastest): then, of those, the
+default configuration, else the smallest (comparing values parameter by
+parameter, in name order). Two runs on the same machine so pick the same
+configuration unless the difference is real.
+
+The database (--db, default: kgen/tune.jsonl in the user's cache directory)
+is JSON lines, appended to one whole line at a time under a file lock: a
+killed run resumes without measuring again what it measured (records with
+the same kernel IR hash, shape, device, driver, target, toolchain,
+templates and configurations answer for the measurement), and concurrent
+runs do not corrupt it. --export FILE writes its records (of --kernel's
+kernels, if given) to FILE; --import FILE appends those of FILE it lacks.
+
+--simulate replays every space of the database (of --kernel's kernels) that
+was measured, with each strategy and --seeds seeds, and reports the mean
+number of evaluations each needs to come within 5% of the best, without a
+GPU.
+
+On a terminal a progress line shows the evaluations done, the failures, the
+best time and its speedup over the default, and the time left; otherwise
+a line per evaluation. --json prints JSON lines instead: one per
+evaluation ("event": "eval") and one per tuned instance ("event":
+"result").`,
+		setup: func(fs *flag.FlagSet) func([]string) int {
+			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required to tune)")
+			kernels := fs.String("kernel", "", "comma-separated instances or kernels to tune (default: every instance)")
+			strategy := fs.String("strategy", "exhaustive", "search strategy: "+strings.Join(tune.Strategies, ", "))
+			budget := fs.Int("budget", 0, "at most this many evaluations per launch (0: no limit)")
+			limit := fs.Duration("time", 0, "at most this much wall time per launch's search, e.g. 3m (0: no limit)")
+			seed := fs.Uint64("seed", 1, "seed of the strategies' random choices")
+			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
+			confirm := fs.Int("confirm", 3, "re-time this many finalists interleaved to pick the winner")
+			dbPath := fs.String("db", "", "the tuning database (default: kgen/tune.jsonl in the user's cache directory)")
+			asJSON := fs.Bool("json", false, "print JSON lines instead of text")
+			dryRun := fs.Bool("dry-run", false, "print each launch's space (size, valid configurations, default) and stop")
+			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
+			out := fs.String("o", "", "keep the candidates' build in this directory (default: a temporary one)")
+			simulate := fs.Bool("simulate", false, "replay the measured spaces of the database with every strategy")
+			seeds := fs.Int("seeds", 10, "seeds per strategy in --simulate")
+			batch := fs.Int("batch", 1, "points a strategy proposes at once in --simulate (a real run's -j)")
+			export := fs.String("export", "", "write the database's records to this file")
+			importPath := fs.String("import", "", "append the records of this file that the database lacks")
+			var tools toolPaths
+			tools.register(fs)
+			return func(args []string) int {
+				path := *dbPath
+				if path == "" {
+					var err error
+					if path, err = tune.DefaultPath(); err != nil {
+						fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+						return exitUser
+					}
+				}
+				db := &tune.DB{Path: path}
+				var want []string
+				if *kernels != "" {
+					want = strings.Split(*kernels, ",")
+				}
+				modes := 0
+				for _, on := range []bool{*simulate, *export != "", *importPath != ""} {
+					if on {
+						modes++
+					}
+				}
+				switch {
+				case modes > 1:
+					return usageError("tune", "--simulate, --export and --import go one at a time")
+				case *simulate:
+					return simulateDB(db, want, *seeds, *batch, *budget, *asJSON)
+				case *export != "":
+					return exportDB(db, want, *export)
+				case *importPath != "":
+					n, err := db.Import(*importPath)
+					if err != nil {
+						fmt.Fprintf(stderr, "kgen tune: --import: %v\n", err)
+						return exitUser
+					}
+					fmt.Fprintf(stdout, "imported %d records into %s\n", n, db.Path)
+					return exitOK
+				}
+				if len(args) == 0 || *target == "" {
+					return usageError("tune", "want --target and at least one FILE")
+				}
+				if !slices.Contains(tune.Strategies, *strategy) {
+					return usageError("tune", "--strategy: unknown strategy %q (have: %s)", *strategy, strings.Join(tune.Strategies, ", "))
+				}
+				if *budget < 0 || *confirm < 1 || *jobs < 1 {
+					return usageError("tune", "--budget must be at least 0, --confirm and -j at least 1")
+				}
+				tgt, err := kgrt.ParseTarget(*target)
+				if err != nil {
+					return usageError("tune", "%v", err)
+				}
+				var diags diag.List
+				files := loadFiles(args, &diags)
+				if diags.HasErrors() {
+					return report(&diags, false)
+				}
+				report(&diags, false)
+				insts, err := tuneTargets(files, want)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+					return exitUser
+				}
+				if *dryRun {
+					return drySpaces(insts, tgt)
+				}
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				s := &tuneSession{
+					tgt: tgt, tools: tools, db: db, strategy: *strategy, budget: *budget, limit: *limit, seed: *seed,
+					jobs: *jobs, confirm: *confirm, maxWork: *maxWork, asJSON: *asJSON, out: *out,
+					progress: newProgressPrinter(stderr, *asJSON),
+				}
+				return s.run(ctx, insts)
+			}
+		},
+	})
+}
+
+// tuneTarget is an instance to tune and the file it is in.
+type tuneTarget struct {
+	file *loaded
+	inst *ir.Instance
+}
+
+// tuneTargets lists the instances of files that want names (an instance,
+// or a kernel for all its instances), or all when want is nil.
+func tuneTargets(files []*loaded, want []string) ([]tuneTarget, error) {
+	var out []tuneTarget
+	found := map[string]bool{}
+	var names []string
+	for _, f := range files {
+		for _, in := range f.prog.Instances {
+			names = append(names, in.Name, in.Kernel.Name)
+			if want == nil || slices.Contains(want, in.Name) || slices.Contains(want, in.Kernel.Name) {
+				out = append(out, tuneTarget{f, in})
+				found[in.Name], found[in.Kernel.Name] = true, true
+			}
+		}
+	}
+	for _, w := range want {
+		if !found[w] {
+			return nil, fmt.Errorf("--kernel: no instance or kernel with instances called %q%s", w, closest(w, names))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no instances to tune: tuning needs sizes; add an instance (instance NAME = KERNEL<N = ...>)")
+	}
+	return out, nil
+}
+
+// drySpaces prints each launch's space.
+func drySpaces(insts []tuneTarget, tgt kgrt.Target) int {
+	lim := tgt.Limits()
+	for _, t := range insts {
+		p, err := lower.Build(t.inst.Kernel, t.inst.Env, t.inst.Name, lim)
+		if err != nil {
+			fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+			return exitUser
+		}
+		for i, l := range p.Launches {
+			s := tune.LaunchSpace(l, lim, lower.TuneSpace(t.inst.Kernel))
+			var params []string
+			for _, prm := range s.Params {
+				params = append(params, fmt.Sprintf("%s %v", prm.Name, prm.Values))
+			}
+			fmt.Fprintf(stdout, "%s launch %d: %s: %d configurations, %d valid; default %s\n  %s\n",
+				t.inst.Name, i, l.Template.Name(), s.Size(), s.Count(), l.Config, strings.Join(params, "; "))
+		}
+	}
+	return exitOK
+}
+
+// tuneSession is one kgen tune run on the GPU.
+type tuneSession struct {
+	tgt      kgrt.Target
+	tools    toolPaths
+	db       *tune.DB
+	strategy string
+	budget   int
+	limit    time.Duration
+	seed     uint64
+	jobs     int
+	confirm  int
+	maxWork  float64
+	asJSON   bool
+	out      string
+	progress *progressPrinter
+
+	be     backend
+	runner *kgrt.Runner
+	device tune.Device
+	dir    string
+	known  map[string]tune.Record
+	refs   map[*loaded]*unit // the reference kernels of each file, once compiled
+}
+
+// tuneSummary is what tuning one instance found.
+type tuneSummary struct {
+	Event     string         `json:"event"`
+	Instance  string         `json:"instance"`
+	Templates []string       `json:"templates"`
+	Configs   []string       `json:"configs"`
+	DefaultUS float64        `json:"default_us"`
+	TunedUS   float64        `json:"tuned_us"`
+	Speedup   float64        `json:"speedup"`
+	Evals     int            `json:"evaluations"`
+	Measured  int            `json:"measured"`
+	Failures  map[string]int `json:"failures"`
+	Seconds   float64        `json:"seconds"`
+	Error     string         `json:"error,omitempty"`
+}
+
+func (s *tuneSession) run(ctx context.Context, insts []tuneTarget) int {
+	var err error
+	if s.be, err = openBackend(s.tgt, s.tools, true); err != nil {
+		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+		return exitUser
+	}
+	recs, bad, err := s.db.Load()
+	if err != nil {
+		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+		return exitUser
+	}
+	if bad > 0 {
+		fmt.Fprintf(stderr, "kgen tune: %s: skipped %d lines that are not whole records (a killed run's torn line)\n", s.db.Path, bad)
+	}
+	s.known = tune.Latest(recs)
+	s.dir = s.out
+	if s.dir == "" {
+		if s.dir, err = os.MkdirTemp("", "kgen-tune-"); err != nil {
+			fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+			return exitUser
+		}
+		defer os.RemoveAll(s.dir)
+	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+		return exitUser
+	}
+	if s.runner, err = s.be.startRunner(ctx); err != nil {
+		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+		return exitUser
+	}
+	defer s.runner.Close()
+	info, err := s.runner.Info(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+		return exitUser
+	}
+	s.device = tune.Device{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor), Driver: info.DriverVersion}
+	s.refs = map[*loaded]*unit{}
+	code := exitOK
+	var sums []tuneSummary
+	for _, t := range insts {
+		sum := s.instance(ctx, t)
+		sums = append(sums, sum)
+		if s.asJSON {
+			line, _ := json.Marshal(sum)
+			fmt.Fprintln(stdout, string(line))
+		}
+		if sum.Error != "" {
+			code = exitUser
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "kgen tune: interrupted; what was measured is in %s, and a new run resumes from it\n", s.db.Path)
+			return exitUser
+		}
+	}
+	if !s.asJSON {
+		printSummaries(stdout, s.device, s.be.toolchain(), sums)
+	}
+	return code
+}
+
+// instance tunes every launch of one instance.
+func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
+	start := time.Now()
+	in := t.inst
+	sum := tuneSummary{Event: "result", Instance: in.Name, Failures: map[string]int{}}
+	fail := func(err error) tuneSummary {
+		sum.Error = err.Error()
+		fmt.Fprintf(stderr, "kgen tune: %s: %v\n", in.Name, err)
+		return sum
+	}
+	lim := s.tgt.Limits()
+	base, err := lower.Build(in.Kernel, in.Env, in.Name, lim)
+	if err != nil {
+		return fail(err)
+	}
+	inputs, want, err := s.reference(ctx, t)
+	if err != nil {
+		return fail(err)
+	}
+	e := &candidateEval{be: s.be, runner: s.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: s.jobs,
+		inputs: inputs, want: want, compiled: map[string]*candidate{}}
+	defaults := make([]lower.Config, len(base.Launches))
+	for i, l := range base.Launches {
+		defaults[i] = l.Config
+		sum.Templates = append(sum.Templates, fmt.Sprintf("%s@%d", l.Template.Name(), lower.TemplateVersion(l.Template)))
+	}
+	e.configs = slices.Clone(defaults)
+	narrow := lower.TuneSpace(in.Kernel)
+	for i, l := range base.Launches {
+		e.launch = i
+		e.compiled = map[string]*candidate{}
+		space := tune.LaunchSpace(l, lim, narrow)
+		def, ok := space.IndexOf(defaults[i])
+		if !ok {
+			def = -1
+		}
+		st, err := tune.New(s.strategy, space, s.seed)
+		if err != nil {
+			return fail(err)
+		}
+		rec := func(c lower.Config) tune.Record {
+			cfgs := make([]string, len(e.configs))
+			for j := range e.configs {
+				cfgs[j] = tune.Key(e.configs[j])
+			}
+			cfgs[i] = tune.Key(c)
+			return tune.Record{Kind: tune.KindEval, Kernel: in.Name, Hash: ir.Hash(in.Kernel), Shape: in.Env.String(), Dims: envDims(in.Env),
+				Device: s.device, Target: s.tgt.String(), Toolchain: s.be.toolchain(), Templates: sum.Templates, Configs: cfgs, Launch: i,
+				Default: tune.Key(c) == tune.Key(defaults[i])}
+		}
+		s.progress.begin(fmt.Sprintf("%s launch %d (%s)", in.Name, i, l.Template.Name()))
+		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: s.jobs,
+			Known: func(c lower.Config) (tune.Result, bool) {
+				r, ok := s.known[rec(c).Key()]
+				if !ok {
+					return tune.Result{}, false
+				}
+				return resultOf(r), true
+			},
+			Record: func(r tune.Result) error {
+				x := rec(r.Config)
+				x.At = time.Now().UTC().Format(time.RFC3339)
+				if r.Failure != nil {
+					x.Failure, x.Error = r.Failure.Kind.String(), r.Failure.Error()
+				} else {
+					tm := r.Time
+					x.Time = &tm
+				}
+				s.known[x.Key()] = x
+				return s.db.Append(x)
+			},
+			Progress: s.progress.update,
+		}
+		if s.asJSON {
+			tu.Progress = func(p tune.Progress) { printEvalJSON(in.Name, i, p) }
+		}
+		results, err := tu.Run(ctx)
+		s.progress.end()
+		sum.Evals += len(results)
+		for _, r := range results {
+			if !r.Cached {
+				sum.Measured++
+			}
+			if r.Failure != nil {
+				sum.Failures[r.Failure.Kind.String()]++
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+		win, winUS, defUS, err := s.confirmWinner(ctx, e, results, defaults[i])
+		if err != nil {
+			e.removeSources()
+			return fail(err)
+		}
+		e.removeSources()
+		e.configs[i] = win
+		x := rec(win)
+		x.Kind, x.At = tune.KindWinner, time.Now().UTC().Format(time.RFC3339)
+		x.Time = &kgrt.Timing{MedianUS: winUS}
+		if err := s.db.Append(x); err != nil {
+			return fail(err)
+		}
+		if i == len(base.Launches)-1 {
+			sum.TunedUS = winUS
+		}
+		if i == 0 {
+			sum.DefaultUS = defUS
+		}
+	}
+	for _, c := range e.configs {
+		sum.Configs = append(sum.Configs, tune.Key(c))
+	}
+	if sum.DefaultUS > 0 && sum.TunedUS > 0 {
+		sum.Speedup = sum.DefaultUS / sum.TunedUS
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	return sum
+}
+
+// confirmWinner re-times the best few results interleaved, with the
+// default among them when it ran, and returns the winner, its confirmed
+// time and the default's (0 when it failed).
+func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, results []tune.Result, def lower.Config) (lower.Config, float64, float64, error) {
+	ok := slices.DeleteFunc(slices.Clone(results), func(r tune.Result) bool { return r.Failure != nil })
+	slices.SortStableFunc(ok, func(a, b tune.Result) int {
+		switch {
+		case a.Cost() < b.Cost():
+			return -1
+		case a.Cost() > b.Cost():
+			return 1
+		}
+		return 0
+	})
+	if len(ok) == 0 {
+		return nil, 0, 0, fmt.Errorf("every configuration failed (%d tried)", len(results))
+	}
+	var fin []lower.Config
+	for _, r := range ok[:min(len(ok), s.confirm)] {
+		fin = append(fin, r.Config)
+	}
+	defIn := slices.ContainsFunc(ok, func(r tune.Result) bool { return tune.Key(r.Config) == tune.Key(def) })
+	if defIn && !slices.ContainsFunc(fin, func(c lower.Config) bool { return tune.Key(c) == tune.Key(def) }) {
+		fin = append(fin, def) // timed beside the winner: the speedup is of one protocol, one run
+	}
+	conf := tune.Confirm(ctx, fin, 5, e.confirmTime)
+	w := tune.Winner(conf, def)
+	if w < 0 {
+		return nil, 0, 0, fmt.Errorf("every finalist failed when re-timed: %v", conf[0].Err)
+	}
+	defUS := 0.0
+	for _, c := range conf {
+		if tune.Key(c.Config) == tune.Key(def) && c.Err == nil {
+			defUS = c.Median
+		}
+	}
+	return conf[w].Config, conf[w].Median, defUS, ctx.Err()
+}
+
+// reference draws the instance's inputs (normal, seed 1) and computes the
+// outputs every candidate must match: with the interpreter up to
+// --max-work, else with the file's reference kernels on the GPU.
+func (s *tuneSession) reference(ctx context.Context, t tuneTarget) (inputs, want []*tensor.Tensor, err error) {
+	k, env := t.inst.Kernel, t.inst.Env
+	if inputs, err = interp.RandomInputs(k, env, tensor.Normal, 1); err != nil {
+		return nil, nil, err
+	}
+	if ir.Work(k, env) <= s.maxWork {
+		want, err = interp.Run(k, env, inputs, interp.Options{})
+		return inputs, want, err
+	}
+	ref := s.refs[t.file]
+	if ref == nil {
+		b := &builder{target: s.tgt, be: s.be, out: s.dir}
+		units, err := b.emitReference([]*loaded{t.file})
+		if err != nil {
+			return nil, nil, err
+		}
+		var diags diag.List
+		s.be.compile(ctx, units, s.jobs, false, &diags)
+		if diags.HasErrors() {
+			diags.Print(stderr)
+			return nil, nil, fmt.Errorf("the reference kernels do not compile")
+		}
+		ref = units[0]
+		s.refs[t.file] = ref
+	}
+	for _, rp := range ref.plans {
+		if rp.Source == k {
+			x := &kgrt.Executor{Runner: s.runner, Binary: ref.binary}
+			want, err = x.Execute(ctx, rp, env, inputs)
+			return inputs, want, err
+		}
+	}
+	return nil, nil, fmt.Errorf("no reference kernel for %s", k.Name)
+}
+
+// resultOf turns a database record back into the result it recorded.
+func resultOf(r tune.Record) tune.Result {
+	if r.Time != nil {
+		return tune.Result{Time: *r.Time}
+	}
+	kind := kgrt.LaunchFailure
+	for k := kgrt.CompileError; k <= kgrt.WrongResult; k++ {
+		if k.String() == r.Failure {
+			kind = k
+		}
+	}
+	return tune.Result{Failure: &kgrt.Failure{Kind: kind, Msg: r.Error}}
+}
+
+// envDims is an instance's declared dims by name.
+func envDims(env *ir.Env) map[string]int64 {
+	m := map[string]int64{}
+	for _, d := range env.Kernel.DeclaredDims() {
+		m[d.Name] = env.Dims[d]
+	}
+	return m
+}

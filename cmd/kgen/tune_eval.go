@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tensor"
+	"kgen.dev/kgen/tune"
+)
+
+// Timing protocols of tuning: the search times each candidate with a
+// shorter protocol than bench's (a warm-up of 10 ms, then max(10, 40 ms
+// worth of) samples); the finalists' confirmation uses bench's full one.
+var (
+	searchTiming  = kgrt.TimeSpec{WarmupMS: 10, MinReps: 10, MinMS: 40}
+	confirmTiming = kgrt.TimeSpec{}
+)
+
+// candidateEval compiles and measures the configurations of one launch of
+// one instance through the target's backend: tune.Evaluator on a GPU.
+// Each candidate is its own source file, so that compiles run in
+// parallel (at most jobs at a time) and a candidate that does not compile
+// fails alone; each is checked against outputs computed once (by the
+// interpreter, or by the reference kernels for large instances) before it
+// is timed.
+type candidateEval struct {
+	be     backend
+	runner *kgrt.Runner
+	file   *loaded
+	inst   *ir.Instance
+	lim    lower.Limits
+	dir    string
+	jobs   int
+	// launch is the launch searched; configs the configurations of all
+	// launches, launch's replaced by each candidate's.
+	launch  int
+	configs []lower.Config
+	inputs  []*tensor.Tensor
+	want    []*tensor.Tensor
+
+	mu       sync.Mutex
+	n        int                   // sources written, for their names
+	compiled map[string]*candidate // by tune.Key of launch's config
+}
+
+type candidate struct {
+	plan *lower.Plan
+	x    *kgrt.Executor
+}
+
+// plan plans the instance with launch's configuration c.
+func (e *candidateEval) plan(c lower.Config) (*lower.Plan, error) {
+	p, err := lower.Build(e.inst.Kernel, e.inst.Env, e.inst.Name, e.lim)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Launches) != len(e.configs) {
+		return nil, fmt.Errorf("%s: %d launches, tuned with %d", e.inst.Name, len(p.Launches), len(e.configs))
+	}
+	for i, l := range p.Launches {
+		l.Config = e.configs[i]
+		if i == e.launch {
+			l.Config = c
+		}
+	}
+	return p, nil
+}
+
+func (e *candidateEval) Compile(ctx context.Context, cands []lower.Config) []error {
+	errs := make([]error, len(cands))
+	units := make([]*unit, len(cands))
+	for i, c := range cands {
+		p, err := e.plan(c)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		e.mu.Lock()
+		e.n++
+		stem := fmt.Sprintf("%s_l%d_c%d", e.inst.Name, e.launch, e.n)
+		e.mu.Unlock()
+		u := &unit{file: e.file, stem: stem, source: filepath.Join(e.dir, stem+e.be.ext()), plans: []*lower.Plan{p}, manifest: &lower.Manifest{}}
+		if err := writeFileAtomic(u.source, e.be.emit(u.plans), 0o644); err != nil {
+			errs[i] = err
+			continue
+		}
+		units[i] = u
+	}
+	// One compile per candidate, each with its own diagnostics, so that a
+	// failure is the candidate's.
+	sem := make(chan struct{}, max(e.jobs, 1))
+	var wg sync.WaitGroup
+	for i, u := range units {
+		if u == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			var dl diag.List
+			e.be.compile(ctx, []*unit{u}, 1, false, &dl)
+			if u.binary == "" {
+				var msgs []string
+				for _, d := range dl.Diags {
+					msgs = append(msgs, d.Msg)
+				}
+				errs[i] = errors.New(strings.Join(msgs, "\n"))
+				return
+			}
+			e.mu.Lock()
+			e.compiled[tune.Key(cands[i])] = &candidate{plan: u.plans[0], x: &kgrt.Executor{Runner: e.runner, Binary: u.binary}}
+			e.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
+	cand := e.compiled[tune.Key(c)]
+	if cand == nil {
+		return kgrt.Timing{}, fmt.Errorf("%s was not compiled", tune.Key(c))
+	}
+	defer cand.x.Unload(ctx)
+	res := cand.x.CheckOutputs(ctx, cand.plan, e.inst.Env, e.inputs, e.want, 1, tensor.Normal)
+	if res.Err != nil {
+		return kgrt.Timing{}, res.Err
+	}
+	return e.time(ctx, cand, searchTiming)
+}
+
+// time times a compiled candidate with spec, in CUDA graphs when one run
+// is under 20 us (as bench does), restarting the runner after a crash.
+func (e *candidateEval) time(ctx context.Context, cand *candidate, spec kgrt.TimeSpec) (kgrt.Timing, error) {
+	tm, err := cand.x.Time(ctx, cand.plan, e.inst.Env, e.inputs, spec)
+	if err == nil && tm.MedianUS < 20 {
+		spec.Graph = true
+		tm, err = cand.x.Time(ctx, cand.plan, e.inst.Env, e.inputs, spec)
+	}
+	var f *kgrt.Failure
+	if errors.As(err, &f) && (f.Kind == kgrt.Crash || f.Kind == kgrt.Timeout) {
+		if rerr := e.runner.Restart(); rerr != nil {
+			return tm, fmt.Errorf("%w; restarting the runner failed: %v", err, rerr)
+		}
+	}
+	return tm, err
+}
+
+// confirmTime times configuration c with the full protocol for the
+// confirmation, compiling it first when its result came from the
+// database.
+func (e *candidateEval) confirmTime(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
+	if e.compiled[tune.Key(c)] == nil {
+		if err := e.Compile(ctx, []lower.Config{c})[0]; err != nil {
+			return kgrt.Timing{}, err
+		}
+	}
+	cand := e.compiled[tune.Key(c)]
+	defer cand.x.Unload(ctx)
+	return e.time(ctx, cand, confirmTiming)
+}
+
+// removeSources deletes the candidates' files once a launch is tuned.
+func (e *candidateEval) removeSources() {
+	matches, _ := filepath.Glob(filepath.Join(e.dir, fmt.Sprintf("%s_l%d_c*", e.inst.Name, e.launch)))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}

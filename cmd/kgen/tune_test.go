@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tune"
+)
+
+func TestTuneAttrUnknownParameter(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "t.kg", `kernel k<N>(X: f32[N]) -> (Y: f32[N]) @tune(THREAD = [128], UNROLL = [2]) {
+  Y[i] = X[i]
+}
+`)
+	code, _, errText := kgen(t, "check", f)
+	if code != exitUser || !strings.Contains(errText, "t.kg:1:45: error: @tune: no template has a parameter THREAD; did you mean THREADS?") {
+		t.Errorf("exit %d, stderr:\n%s", code, errText)
+	}
+	if strings.Contains(errText, "UNROLL") && !strings.Contains(errText, "parameters: ") {
+		t.Errorf("UNROLL is declared and must not be reported:\n%s", errText)
+	}
+}
+
+func TestTuneDryRunSpace(t *testing.T) {
+	dir := t.TempDir()
+	// elementwise: THREADS narrowed to 2 values, UNROLL to 3 (one outside
+	// the template's own values), VEC's 4: 24 points, all valid.
+	f := writeFile(t, dir, "t.kg", `kernel k<N>(X: f32[N]) -> (Y: f32[N]) @tune(THREADS = [128, 256], UNROLL = [1, 2, 16]) {
+  Y[i] = X[i] + 1.0
+}
+instance k_1m = k<N = 1048576>
+`)
+	code, out, errText := kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", f)
+	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 24 configurations, 24 valid") {
+		t.Errorf("exit %d\n%s%s", code, out, errText)
+	}
+	code, _, errText = kgen(t, "tune", "--target", "cuda:sm_90", "--strategy", "grid", f)
+	if code != exitUsage || !strings.Contains(errText, `unknown strategy "grid"`) {
+		t.Errorf("bad strategy: exit %d\n%s", code, errText)
+	}
+	code, _, errText = kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", "--kernel", "k_2m", f)
+	if code != exitUser || !strings.Contains(errText, `did you mean "k_1m"?`) {
+		t.Errorf("unknown instance: exit %d\n%s", code, errText)
+	}
+}
+
+const tunedSpec = `kernel mm<M, N, K>(A: bf16[M, K], B: bf16[K, N]) -> (C: bf16[M, N]) @acc(f32) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {
+  Y[i] = X[i] * 2.0
+}
+instance mm_4k = mm<M = 4096, N = 4096, K = 4096>
+instance mm_2k = mm<M = 2048, N = 2048, K = 1024>
+instance scale_1m = scale<N = 1048576>
+`
+
+// TestBuildUsesTuningDB: build takes the database's configuration at the
+// exact shape, the nearest shape's for another instance, and the default
+// where nothing is recorded, and says so in the manifest.
+func TestBuildUsesTuningDB(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "mm.kg", tunedSpec)
+	prog, diags := frontend.CheckSource(f, tunedSpec)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags)
+	}
+	mm := prog.Instance("mm_4k")
+	db := &tune.DB{Path: filepath.Join(dir, "tune.jsonl")}
+	rec := func(device, config string, us float64, kind string) tune.Record {
+		return tune.Record{Kind: kind, Kernel: "mm_4k", Hash: ir.Hash(mm.Kernel), Shape: mm.Env.String(), Dims: envDims(mm.Env),
+			Device: tune.Device{Name: device, CC: "9.0"}, Target: "cuda:sm_90a", Templates: []string{"matmul-wgmma@1"},
+			Configs: []string{config}, Time: &kgrt.Timing{MedianUS: us}}
+	}
+	if err := db.Append(
+		rec("NVIDIA H100 80GB HBM3", "BM=64, BN=128, STAGES=3, WGS=1", 400, tune.KindEval),
+		rec("NVIDIA H100 80GB HBM3", "BM=128, BN=128, STAGES=5, WGS=2", 350, tune.KindEval),
+		rec("NVIDIA H200", "BM=256, BN=128, STAGES=3, WGS=2", 300, tune.KindEval),
+	); err != nil {
+		t.Fatal(err)
+	}
+	manifest := func(extra ...string) map[string]lower.ManifestKernel {
+		t.Helper()
+		out := filepath.Join(dir, "out")
+		args := append([]string{"build", "--emit-only", "--target", "cuda:sm_90a", "-o", out, "--db", db.Path}, extra...)
+		code, _, errText := kgen(t, append(args, f)...)
+		if code != exitOK {
+			t.Fatalf("build: exit %d\n%s", code, errText)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "mm.manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m lower.Manifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		ks := map[string]lower.ManifestKernel{}
+		for _, k := range m.Kernels {
+			ks[k.Name] = k
+		}
+		return ks
+	}
+	check := func(ks map[string]lower.ManifestKernel, name, config, tuning string) {
+		t.Helper()
+		k := ks[name]
+		if got := k.Launches[0].Config.String(); got != config {
+			t.Errorf("%s: config %s, want %s", name, got, config)
+		}
+		if !strings.HasPrefix(k.Tuning, tuning) {
+			t.Errorf("%s: tuning %q, want it to start %q", name, k.Tuning, tuning)
+		}
+	}
+	// On the H100: its fastest record at 4096^3, and the same for the 2k
+	// instance, the nearest shape recorded.
+	ks := manifest("--device", "NVIDIA H100 80GB HBM3")
+	check(ks, "mm_4k", "BM=128, BN=128, STAGES=5, WGS=2", "tuned at this shape on NVIDIA H100 80GB HBM3 (350.00 us there)")
+	check(ks, "mm_2k", "BM=128, BN=128, STAGES=5, WGS=2", "nearest: tuned at M=4096, N=4096, K=4096")
+	check(ks, "scale_1m", "THREADS=256, UNROLL=2, VEC=4", "default: the heuristic configuration (no tuning record")
+	// The kernel with symbolic sizes has no shape: its default, no note.
+	if ks["mm"].Tuning != "" {
+		t.Errorf("mm (symbolic sizes): tuning %q", ks["mm"].Tuning)
+	}
+	// On the H200 its own record.
+	check(manifest("--device", "NVIDIA H200"), "mm_4k", "BM=256, BN=128, STAGES=3, WGS=2", "tuned at this shape on NVIDIA H200")
+	// Another GPU: nothing recorded, the default (128 x 256 for 4096^3).
+	check(manifest("--device", "NVIDIA A100"), "mm_4k", "BM=128, BN=256, STAGES=4, WGS=2", "default")
+	// --config overrides the database.
+	check(manifest("--device", "NVIDIA H200", "--config", "STAGES=4"), "mm_4k", "BM=256, BN=128, STAGES=4, WGS=2", "tuned")
+	// --db off: the defaults.
+	out := filepath.Join(dir, "off")
+	if code, _, errText := kgen(t, "build", "--emit-only", "--target", "cuda:sm_90a", "-o", out, "--db", "off", f); code != exitOK {
+		t.Fatalf("--db off: %s", errText)
+	}
+}
+
+// TestTuneSimulateExportImport: a measured space of one parameter X in
+// 1..8 with cost 10 + |X - 5| and the default at X = 1: exhaustive
+// measures X = 1, 2, 3, 4, 5, reaching the best (10; within 5% means at
+// most 10.5, so X = 5 alone) at its fifth evaluation with every seed.
+func TestTuneSimulateExportImport(t *testing.T) {
+	dir := t.TempDir()
+	db := &tune.DB{Path: filepath.Join(dir, "tune.jsonl")}
+	var recs []tune.Record
+	for x := 1; x <= 8; x++ {
+		cost := 10 + float64(max(x-5, 5-x))
+		recs = append(recs, tune.Record{Kind: tune.KindEval, Kernel: "k_1m", Hash: "h", Shape: "N=1048576", Device: tune.Device{Name: "gpu"},
+			Target: "cuda:sm_90", Templates: []string{"t@1"}, Configs: []string{fmt.Sprintf("X=%d", x)}, Default: x == 1,
+			Time: &kgrt.Timing{MedianUS: cost}})
+	}
+	other := recs[0]
+	other.Kernel, other.Hash = "other", "h2"
+	if err := db.Append(append(recs, other)...); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errText := kgen(t, "tune", "--simulate", "--db", db.Path, "--kernel", "k_1m", "--seeds", "10")
+	if code != exitOK {
+		t.Fatalf("simulate: exit %d\n%s", code, errText)
+	}
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "k_1m") {
+			row = l
+		}
+	}
+	// Columns: space (several words), configs, best, then the strategies
+	// in tune.Strategies order; exhaustive first.
+	if !regexp.MustCompile(`\)\s+8\s+10\.00\s+5\.0 \(10\)`).MatchString(row) {
+		t.Errorf("simulate row %q, want 8 configs, best 10.00, exhaustive 5.0 (10)\n%s", row, out)
+	}
+	exported := filepath.Join(dir, "k.jsonl")
+	if code, out, errText := kgen(t, "tune", "--db", db.Path, "--export", exported, "--kernel", "k_1m"); code != exitOK || !strings.Contains(out, "exported 8 records") {
+		t.Fatalf("export: exit %d\n%s%s", code, out, errText)
+	}
+	fresh := filepath.Join(dir, "fresh.jsonl")
+	if code, out, _ := kgen(t, "tune", "--db", fresh, "--import", exported); code != exitOK || !strings.Contains(out, "imported 8 records") {
+		t.Fatalf("import: %s", out)
+	}
+	if code, out, _ := kgen(t, "tune", "--db", fresh, "--import", exported); code != exitOK || !strings.Contains(out, "imported 0 records") {
+		t.Errorf("importing twice: %s", out)
+	}
+	if code, _, errText := kgen(t, "tune", "--simulate", "--db", filepath.Join(dir, "none.jsonl")); code != exitUser || !strings.Contains(errText, "holds no measured spaces") {
+		t.Errorf("empty db: exit %d %s", code, errText)
+	}
+}

@@ -1,0 +1,93 @@
+#!/bin/bash
+# The autotuner's evidence run (issue 5) on one H100, in one call of at
+# most ~9 minutes. Needs a prebuilt bin/kgen (go build -o bin/kgen
+# ./cmd/kgen) and nvcc in /usr/local/cuda/bin. Everything goes to $OUT:
+#
+#   (a) exhaustive tuning of three spaces into $OUT/tune.jsonl: the bf16
+#       GEMM 4096^3 on cuda:sm_90a (testsuite/tune_spaces.kg, 120 valid
+#       configurations), softmax 128 x 50257 (examples/softmax.kg,
+#       softmax_vocab, 40) and the ResNet 3x3 NHWC convolution
+#       (testsuite/tune_spaces.kg, 108), each under a wall-time limit;
+#   (b) simulation of every strategy over those spaces, 20 seeds, with
+#       batches of 1 and of 16 (the compile parallelism of a real run);
+#   (c) wall time of tuning the same 16 GEMM configurations (random
+#       strategy, seed 1, fresh databases) with compilation parallel (-j
+#       16) and serial (-j 1);
+#   (d) if time is left, kgen bench of the three instances with the tuned
+#       database beside PyTorch eager.
+#
+# Every kgen call has a time limit, and the parts do not depend on each
+# other's success (the database is appended record by record, so a part
+# cut short keeps what it measured). The table printed last summarizes.
+set -u
+export PATH="/usr/local/cuda/bin:$PATH"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+KGEN=./bin/kgen
+DB="$OUT/tune.jsonl"
+DEADLINE=${DEADLINE:-520} # seconds from the start for the last kgen call to end
+T=cuda:sm_90a
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+
+# limit SECS: SECS, or what is left before the deadline if less.
+limit() {
+	left=$((DEADLINE - SECONDS))
+	if [ "$1" -lt "$left" ]; then echo "$1"; else echo "$((left > 5 ? left : 5))"; fi
+}
+
+# run NAME SECS ARGS...: kgen ARGS under a limit, stdout to $OUT/NAME.txt,
+# stderr to $OUT/NAME.log, a line of exit status and seconds to the summary.
+run() {
+	name=$1 secs=$(limit "$2")
+	shift 2
+	start=$(date +%s.%N)
+	timeout -k 10 "$secs" "$KGEN" "$@" > "$OUT/$name.txt" 2> "$OUT/$name.log"
+	code=$?
+	wall=$(awk "BEGIN { print $(date +%s.%N) - $start }")
+	printf '%-22s exit %3d  %7.1f s (limit %d s)\n' "$name" "$code" "$wall" "$secs" >> "$SUMMARY"
+	echo "$wall" > "$OUT/$name.seconds"
+}
+
+{
+	date -u +%Y-%m-%dT%H:%M:%SZ
+	nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+	nvcc --version | tail -2
+	"$KGEN" version
+	nproc
+} > "$OUT/machine.txt" 2>&1
+
+# (a) Three spaces, exhaustively, each search under a wall-time limit
+# (--time bounds the search; the confirmation follows it).
+run tune-gemm 200 tune --target $T --db "$DB" --strategy exhaustive --time 130s --kernel gemm_bf16_4k testsuite/tune_spaces.kg
+run tune-softmax 90 tune --target $T --db "$DB" --strategy exhaustive --time 60s --kernel softmax_vocab examples/softmax.kg
+run tune-conv 120 tune --target $T --db "$DB" --strategy exhaustive --time 80s --kernel conv_nhwc_resnet testsuite/tune_spaces.kg
+
+# (b) Strategies replayed over the measured spaces.
+run simulate 40 tune --simulate --db "$DB" --seeds 20
+run simulate-batch16 40 tune --simulate --db "$DB" --seeds 20 --batch 16
+
+# (c) The same 16 GEMM candidates, compiled in parallel, then serially,
+# each into a fresh database so that nothing is answered from records.
+run par-j16 90 tune --target $T --db "$OUT/par.jsonl" --strategy random --seed 1 --budget 16 --confirm 1 -j 16 --kernel gemm_bf16_4k testsuite/tune_spaces.kg
+run ser-j1 150 tune --target $T --db "$OUT/ser.jsonl" --strategy random --seed 1 --budget 16 --confirm 1 -j 1 --kernel gemm_bf16_4k testsuite/tune_spaces.kg
+
+# (d) The tuned configurations beside PyTorch, if there is time.
+if [ $((DEADLINE - SECONDS)) -gt 40 ]; then
+	run bench-tuned 60 bench --target $T --db "$DB" --baseline eager --json "$OUT/bench-tuned.json" \
+		--kernel gemm_bf16_4k,conv_nhwc_resnet testsuite/tune_spaces.kg
+fi
+
+echo "== machine"; cat "$OUT/machine.txt"
+echo "== tuning (default vs tuned, confirmed interleaved)"
+for p in tune-gemm tune-softmax tune-conv; do
+	cat "$OUT/$p.txt" 2>/dev/null
+	grep -h "kgen tune:" "$OUT/$p.log" 2>/dev/null | tail -2
+done
+echo "== records: $(wc -l < "$DB" 2>/dev/null) in $DB"
+echo "== simulation, batches of 1"; cat "$OUT/simulate.txt"
+echo "== simulation, batches of 16"; tail -n +2 "$OUT/simulate-batch16.txt"
+echo "== compile parallel vs serial (16 GEMM configurations, whole tuning run)"
+printf 'j16 %s s, j1 %s s\n' "$(cat "$OUT/par-j16.seconds" 2>/dev/null)" "$(cat "$OUT/ser-j1.seconds" 2>/dev/null)"
+[ -f "$OUT/bench-tuned.txt" ] && { echo "== bench, tuned"; cat "$OUT/bench-tuned.txt"; }
+echo "== steps"; cat "$SUMMARY"

@@ -1,0 +1,123 @@
+package tune
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Query asks the database for the configuration to build an instance
+// with.
+type Query struct {
+	Hash      string
+	Dims      map[string]int64
+	Target    string
+	Templates []string
+	// Device is the GPU's name; empty when the build does not know it
+	// (no GPU on this machine and no --device), in which case records of
+	// the same target from any device serve.
+	Device string
+}
+
+// Choice is what the database advises for a query.
+type Choice struct {
+	Configs []string // one per launch
+	// Source says where they come from: "exact" (tuned at this shape),
+	// "nearest" (tuned at the nearest recorded shape).
+	Source string
+	Shape  string // the shape the records are of
+	Device string
+	TimeUS float64
+}
+
+// Lookup chooses from recs the configuration for q: the records must be
+// of the same kernel (IR hash), target and templates (with their
+// versions), and of q.Device when it is set, else of the device with the
+// most such records (ties to the first name). At the exact shape it takes
+// the last confirmed winner, else the fastest evaluation; without records
+// at the exact shape, the same at the nearest shape recorded, nearness
+// being the sum over dims of |log((1+a)/(1+b))|. False when no record
+// fits: the build keeps the heuristic default.
+func Lookup(recs []Record, q Query) (Choice, bool) {
+	tmpl := strings.Join(q.Templates, "+")
+	var fit []Record
+	perDevice := map[string]int{}
+	for _, r := range recs {
+		if r.Hash != q.Hash || r.Target != q.Target || strings.Join(r.Templates, "+") != tmpl || len(r.Configs) != len(q.Templates) {
+			continue
+		}
+		if r.Kind == KindEval && r.Time == nil {
+			continue
+		}
+		if q.Device != "" && r.Device.Name != q.Device {
+			continue
+		}
+		fit = append(fit, r)
+		perDevice[r.Device.Name]++
+	}
+	if len(fit) == 0 {
+		return Choice{}, false
+	}
+	device := q.Device
+	if device == "" {
+		for name, n := range perDevice {
+			if device == "" || n > perDevice[device] || (n == perDevice[device] && name < device) {
+				device = name
+			}
+		}
+	}
+	// The nearest shape, exact if recorded.
+	shape, dist := "", math.Inf(1)
+	for _, r := range fit {
+		if r.Device.Name != device {
+			continue
+		}
+		d := shapeDistance(q.Dims, r.Dims)
+		if d < dist || (d == dist && r.Shape < shape) {
+			shape, dist = r.Shape, d
+		}
+	}
+	var winner, fastest *Record
+	for i := range fit {
+		r := &fit[i]
+		if r.Device.Name != device || r.Shape != shape {
+			continue
+		}
+		switch r.Kind {
+		case KindWinner:
+			winner = r
+		case KindEval:
+			if fastest == nil || r.Time.MedianUS < fastest.Time.MedianUS {
+				fastest = r
+			}
+		}
+	}
+	pick := cmp.Or(winner, fastest)
+	if pick == nil {
+		return Choice{}, false
+	}
+	c := Choice{Configs: slices.Clone(pick.Configs), Source: "nearest", Shape: shape, Device: device}
+	if dist == 0 {
+		c.Source = "exact"
+	}
+	if pick.Time != nil {
+		c.TimeUS = pick.Time.MedianUS
+	}
+	return c, true
+}
+
+// shapeDistance is how far apart two shapes are; dims one shape lacks
+// count as 1.
+func shapeDistance(a, b map[string]int64) float64 {
+	d := 0.0
+	for k, x := range a {
+		d += math.Abs(math.Log(float64(1+x)) - math.Log(float64(1+b[k])))
+	}
+	for k, y := range b {
+		if _, ok := a[k]; !ok {
+			d += math.Log(float64(1 + y))
+		}
+	}
+	return d
+}

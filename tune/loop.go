@@ -1,0 +1,238 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"kgen.dev/kgen/lower"
+	kgrt "kgen.dev/kgen/runtime"
+)
+
+// Result is one evaluation: a point's time, or how it failed.
+type Result struct {
+	Point   int64
+	Config  lower.Config
+	Time    kgrt.Timing   // when Failure is nil
+	Failure *kgrt.Failure // nil when the candidate compiled, checked and timed
+	// Cached results come from the database rather than from a
+	// measurement in this run.
+	Cached bool
+}
+
+// Cost is what strategies minimize: the median time, +Inf for a failure.
+func (r Result) Cost() float64 {
+	if r.Failure != nil {
+		return math.Inf(1)
+	}
+	return r.Time.MedianUS
+}
+
+// Evaluator compiles and measures candidates: a backend and a GPU, or a
+// table of known costs in simulation and tests.
+type Evaluator interface {
+	// Compile builds a batch of candidates, in parallel where it can,
+	// returning one error per candidate (nil: ready to measure).
+	Compile(ctx context.Context, cands []lower.Config) []error
+	// Measure checks one compiled candidate's output and then times it.
+	// An error that is not a *runtime.Failure counts as a launch
+	// failure.
+	Measure(ctx context.Context, c lower.Config) (kgrt.Timing, error)
+}
+
+// Progress is the state of a run, for progress lines.
+type Progress struct {
+	Done, Failed int
+	Total        int // the budget in evaluations, 0 when unknown
+	Best         *Result
+	DefaultUS    float64 // 0 when the default failed or is not in the space
+	Elapsed      time.Duration
+	ETA          time.Duration // 0 when unknown
+	Last         *Result
+}
+
+// Tuner runs one strategy over one space.
+type Tuner struct {
+	Space    *Space
+	Strategy Strategy
+	Eval     Evaluator
+	// Default is the point of the heuristic default, measured first as
+	// the baseline, or -1.
+	Default int64
+	// Budget bounds the evaluations (cached ones included), 0 for none;
+	// Time bounds the run's wall time, 0 for none.
+	Budget int
+	Time   time.Duration
+	// Batch is how many candidates are compiled at once (at least 1).
+	Batch int
+	// Known returns a result recorded earlier for configuration c, which
+	// is then not measured again: a killed run resumes where it was.
+	Known func(c lower.Config) (Result, bool)
+	// Record stores a fresh result; an error stops the run.
+	Record   func(Result) error
+	Progress func(Progress)
+	now      func() time.Time
+}
+
+// Run evaluates points until the strategy is done, the budget or time is
+// spent, or ctx ends, and returns every result in evaluation order.
+// Failures are results, never errors: only a failure to record (or ctx)
+// stops the run early with an error.
+func (t *Tuner) Run(ctx context.Context) ([]Result, error) {
+	now := t.now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	var results []Result
+	var prog Progress
+	prog.Total = t.Budget
+	left := func() int {
+		if t.Budget > 0 {
+			return t.Budget - len(results)
+		}
+		return math.MaxInt
+	}
+	overTime := func() bool { return t.Time > 0 && now().Sub(start) >= t.Time }
+	batch := max(t.Batch, 1)
+	first := t.Default >= 0 && t.Space.Check(t.Default) == nil
+	for left() > 0 && !overTime() {
+		var pts []int64
+		if first {
+			pts, first = []int64{t.Default}, false
+		} else {
+			pts = t.Strategy.Next(min(batch, left()))
+		}
+		if len(pts) == 0 {
+			break
+		}
+		// Known results first; the rest are compiled together.
+		res := make([]*Result, len(pts))
+		var todo []int
+		var cfgs []lower.Config
+		for k, p := range pts {
+			c := t.Space.Config(p)
+			if t.Known != nil {
+				if r, ok := t.Known(c); ok {
+					r.Point, r.Config, r.Cached = p, c, true
+					res[k] = &r
+					continue
+				}
+			}
+			todo = append(todo, k)
+			cfgs = append(cfgs, c)
+		}
+		var errs []error
+		if len(cfgs) > 0 {
+			errs = t.Eval.Compile(ctx, cfgs)
+		}
+		for n, k := range todo {
+			if ctx.Err() != nil {
+				return results, ctx.Err()
+			}
+			r := Result{Point: pts[k], Config: cfgs[n]}
+			if errs[n] != nil {
+				r.Failure = compileFailure(errs[n])
+			} else if tm, err := t.Eval.Measure(ctx, cfgs[n]); err != nil {
+				if ctx.Err() != nil {
+					return results, ctx.Err()
+				}
+				r.Failure = asFailure(err)
+			} else {
+				r.Time = tm
+			}
+			if t.Record != nil {
+				if err := t.Record(r); err != nil {
+					return results, err
+				}
+			}
+			res[k] = &r
+		}
+		for _, r := range res {
+			t.Strategy.Observe(r.Point, r.Cost())
+			results = append(results, *r)
+			if r.Failure != nil {
+				prog.Failed++
+			} else if prog.Best == nil || r.Cost() < prog.Best.Cost() {
+				prog.Best = &results[len(results)-1]
+			}
+			if r.Point == t.Default && r.Failure == nil {
+				prog.DefaultUS = r.Time.MedianUS
+			}
+			prog.Done = len(results)
+			prog.Last = r
+			prog.Elapsed = now().Sub(start)
+			prog.ETA = 0
+			if t.Budget > 0 {
+				prog.ETA = prog.Elapsed / time.Duration(prog.Done) * time.Duration(t.Budget-prog.Done)
+			}
+			if t.Time > 0 {
+				if rem := t.Time - prog.Elapsed; prog.ETA == 0 || rem < prog.ETA {
+					prog.ETA = max(rem, 0)
+				}
+			}
+			if t.Progress != nil {
+				p := prog
+				if prog.Best != nil {
+					b := *prog.Best
+					p.Best = &b
+				}
+				t.Progress(p)
+			}
+		}
+	}
+	return results, nil
+}
+
+// compileFailure types a compile error: a resource limit when the
+// toolchain says the kernel needs more than the target has (registers,
+// shared memory), else a compile error.
+func compileFailure(err error) *kgrt.Failure {
+	var f *kgrt.Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	msg := err.Error()
+	for _, s := range []string{"too much shared data", "uses too much", "too many resources", "Entry function uses too much"} {
+		if strings.Contains(msg, s) {
+			return &kgrt.Failure{Kind: kgrt.ResourceLimit, Op: "compile", Msg: msg}
+		}
+	}
+	return &kgrt.Failure{Kind: kgrt.CompileError, Op: "compile", Msg: msg}
+}
+
+// asFailure types a measurement error: the runner's *Failure as it is,
+// anything else a launch failure.
+func asFailure(err error) *kgrt.Failure {
+	var f *kgrt.Failure
+	if errors.As(err, &f) {
+		return &kgrt.Failure{Kind: f.Kind, Op: f.Op, Code: f.Code, Msg: err.Error()}
+	}
+	return &kgrt.Failure{Kind: kgrt.LaunchFailure, Msg: err.Error()}
+}
+
+// Best returns the fastest result that did not fail (the lower point on a
+// tie), or false when every one failed.
+func Best(results []Result) (Result, bool) {
+	var best Result
+	found := false
+	for _, r := range results {
+		if r.Failure != nil {
+			continue
+		}
+		if !found || r.Cost() < best.Cost() || (r.Cost() == best.Cost() && r.Point < best.Point) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+func (r Result) String() string {
+	if r.Failure != nil {
+		return fmt.Sprintf("%s: %s", Key(r.Config), r.Failure.Kind)
+	}
+	return fmt.Sprintf("%s: %.2f us", Key(r.Config), r.Time.MedianUS)
+}

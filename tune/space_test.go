@@ -1,0 +1,120 @@
+package tune
+
+import (
+	"testing"
+
+	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/lower"
+)
+
+// plan checks src and plans its instance name.
+func plan(t *testing.T, src, name string, lim lower.Limits) *lower.Plan {
+	t.Helper()
+	var diags diag.List
+	f := frontend.Parse(diag.NewSource("t.kg", src), &diags)
+	prog := frontend.Check(f, &diags)
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Diags)
+	}
+	in := prog.Instance(name)
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var h100 = lower.Limits{MaxThreads: 1024, MaxSmem: 227 << 10, ThreadsPerSM: 2048, SmemPerSM: 228 << 10}
+
+const scaleSrc = `
+kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {
+  Y[i] = X[i] * 2.0
+}
+instance scale_1m = scale<N = 1048576>
+`
+
+func TestMixedRadix(t *testing.T) {
+	s := &Space{Params: []Param{{"A", []int64{1, 2, 3}}, {"B", []int64{10, 20}}}}
+	if s.Size() != 6 {
+		t.Fatalf("size %d, want 6", s.Size())
+	}
+	// The last parameter varies fastest: 0 A1B10, 1 A1B20, 2 A2B10, 3 A2B20.
+	if got := Key(s.Config(3)); got != "A=2, B=20" {
+		t.Errorf("point 3 is %s, want A=2, B=20", got)
+	}
+	if got := Key(s.Config(4)); got != "A=3, B=10" {
+		t.Errorf("point 4 is %s, want A=3, B=10", got)
+	}
+	for i := range s.Size() {
+		if j, ok := s.IndexOf(s.Config(i)); !ok || j != i {
+			t.Errorf("IndexOf(Config(%d)) = %d, %v", i, j, ok)
+		}
+	}
+	if _, ok := s.IndexOf(lower.Config{"A": 4, "B": 10}); ok {
+		t.Error("A=4 is not in the space")
+	}
+}
+
+func TestLaunchSpaceCounts(t *testing.T) {
+	p := plan(t, scaleSrc, "scale_1m", h100)
+	l := p.Launches[0]
+	if l.Template.Name() != "elementwise" {
+		t.Fatalf("template %s, want elementwise", l.Template.Name())
+	}
+	// THREADS {64..1024} x UNROLL {1,2,4,8} x VEC {1,2,4,8}: 5*4*4.
+	s := LaunchSpace(l, h100, nil)
+	if s.Size() != 80 || s.Count() != 80 {
+		t.Errorf("size %d, valid %d; want 80, 80", s.Size(), s.Count())
+	}
+	// A target of at most 256 threads a block: THREADS 64, 128, 256.
+	small := h100
+	small.MaxThreads = 256
+	if n := LaunchSpace(l, small, nil).Count(); n != 48 {
+		t.Errorf("with 256 threads at most: %d valid, want 48", n)
+	}
+	// 2048 threads an SM, MinBlocks unset: every THREADS fits. @tune
+	// narrows THREADS to two values and extends UNROLL with 16.
+	s = LaunchSpace(l, h100, map[string][]int64{"THREADS": {256, 128}, "UNROLL": {16, 1}, "BM": {64}})
+	if s.Size() != 2*2*4 {
+		t.Errorf("narrowed size %d, want 16", s.Size())
+	}
+	if s.Params[0].Name != "THREADS" || s.Params[0].Values[0] != 128 {
+		t.Errorf("params %+v: want sorted names and values", s.Params)
+	}
+}
+
+func TestLaunchSpaceTemplateConstraints(t *testing.T) {
+	src := `
+kernel mm<M, N, K>(A: bf16[M, K], B: bf16[K, N]) -> (C: bf16[M, N]) @acc(f32) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+instance mm_4k = mm<M = 4096, N = 4096, K = 4096>
+`
+	lim := h100
+	lim.Wgmma, lim.Clusters = true, true
+	p := plan(t, src, "mm_4k", lim)
+	l := p.Launches[0]
+	if l.Template.Name() != "matmul-wgmma" {
+		t.Skipf("template %s", l.Template.Name())
+	}
+	s := LaunchSpace(l, lim, nil)
+	// Every point Count accepts passes Launch.Check, every other fails it.
+	valid := 0
+	for i := range s.Size() {
+		probe := *l
+		probe.Config = s.Config(i)
+		if err := probe.Check(lim); (err == nil) != (s.Check(i) == nil) {
+			t.Fatalf("point %d: Check %v, space %v", i, err, s.Check(i))
+		} else if err == nil {
+			valid++
+		}
+	}
+	if valid == 0 || int64(valid) == s.Size() {
+		t.Errorf("%d of %d valid: the constraints should remove some, not all", valid, s.Size())
+	}
+	// WGS=2 with BM=64 leaves 32 rows a warpgroup: never valid.
+	if s.Valid(lower.Config{"BM": 64, "BN": 128, "WGS": 2, "STAGES": 4}) == nil {
+		t.Error("BM=64, WGS=2 accepted")
+	}
+}

@@ -123,7 +123,7 @@ func runsOn(t kgrt.Target, d kgrt.Device) string {
 }
 
 // portability runs the whole matrix. It returns the exit status.
-func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, files []string, t *tester, timeIt bool, mdOut, jsonOut string) int {
+func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tuned *tunedConfigs, files []string, t *tester, timeIt bool, mdOut, jsonOut string) int {
 	var diags diag.List
 	loaded := loadFiles(files, &diags)
 	if code := report(&diags, false); code != exitOK {
@@ -148,7 +148,7 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, fi
 			continue
 		}
 		pt.be = be
-		pt.build(ctx, loaded, filepath.Join(dir, strings.ReplaceAll(tgt.String(), ":", "-")))
+		pt.build(ctx, loaded, tuned, filepath.Join(dir, strings.ReplaceAll(tgt.String(), ":", "-")))
 		switch {
 		case gpuErr != nil:
 			pt.runnable = "compile only: " + gpuErr.Error()
@@ -263,9 +263,9 @@ func orText(s, otherwise string) string {
 }
 
 // build emits and compiles every file (and its reference kernels) for the
-// target into dir, one compile per file, files in parallel, recording
+// target into dir, with the tuning database's configs where it has them, one compile per file, files in parallel, recording
 // each file's outcome.
-func (pt *portTarget) build(ctx context.Context, loaded []*loaded, dir string) {
+func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedConfigs, dir string) {
 	pt.compiled = make([]string, len(loaded))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		for i := range pt.compiled {
@@ -273,7 +273,7 @@ func (pt *portTarget) build(ctx context.Context, loaded []*loaded, dir string) {
 		}
 		return
 	}
-	b := &builder{target: pt.tgt, be: pt.be, out: dir}
+	b := &builder{target: pt.tgt, be: pt.be, out: dir, tuned: tuned}
 	var err error
 	if pt.units, err = b.emit(loaded); err == nil {
 		pt.refs, err = b.emitReference(loaded)

@@ -66,6 +66,15 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 					return usageError("test", "--seeds must be at least 1")
 				}
 				ctx := context.Background()
+				var notes io.Writer
+				if *verbose {
+					notes = stderr
+				}
+				tuned, err := tf.open(notes)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen test: %v\n", err)
+					return exitUser
+				}
 				if *target == "all" || strings.Contains(*target, ",") {
 					targets, err := parseTargets(*target)
 					if err != nil {
@@ -75,19 +84,10 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 						return usageError("test", "--config and -o take one target")
 					}
 					t := &tester{seeds: *seeds, maxWork: *maxWork, asJSON: *asJSON, verbose: *verbose}
-					return portability(ctx, targets, tools, args, t, *timeIt, *matrixMD, *matrixJSON)
+					return portability(ctx, targets, tools, tuned, args, t, *timeIt, *matrixMD, *matrixJSON)
 				}
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
 					return usageError("test", "--time, --matrix-md and --matrix-json need several targets (--target all)")
-				}
-				var notes io.Writer
-				if *verbose {
-					notes = stderr
-				}
-				tuned, err := tf.open(notes)
-				if err != nil {
-					fmt.Fprintf(stderr, "kgen test: %v\n", err)
-					return exitUser
 				}
 				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, args)
 				if g == nil {

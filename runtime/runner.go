@@ -509,6 +509,17 @@ func (r *Runner) Restart() error {
 	return r.spawn(context.Background())
 }
 
+// RestartAfter restarts r when err is a failure that stopped it (a crash
+// or a timeout), so that the next candidate finds a runner; other errors
+// leave it as it is. It returns the restart's error.
+func (r *Runner) RestartAfter(err error) error {
+	var f *Failure
+	if errors.As(err, &f) && (f.Kind == Crash || f.Kind == Timeout) {
+		return r.Restart()
+	}
+	return nil
+}
+
 // Close stops the runner and removes its temp directory.
 func (r *Runner) Close() error {
 	r.mu.Lock()

@@ -29,6 +29,18 @@ func StartPythonRunner(ctx context.Context, python, cacheDir string, device int)
 	return startRunner(ctx, []string{python, script, strconv.Itoa(device)}, nil)
 }
 
+// StartTritonInterpreter starts the Triton runner in Triton's interpreter
+// mode: kernels run on the CPU (numpy executes each program), buffers are
+// host memory, and timing is refused. It checks emitted kernels where
+// there is no GPU.
+func StartTritonInterpreter(ctx context.Context, python, cacheDir string) (*Runner, error) {
+	script, err := writeRunnerScript(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return startRunner(ctx, []string{python, script, "--interpret"}, nil)
+}
+
 func writeRunnerScript(cacheDir string) (string, error) {
 	if cacheDir == "" {
 		var err error

@@ -39,12 +39,16 @@ type toolPaths struct {
 	nvcc   string
 	hipcc  string
 	python string
+	// tritonInterpret runs Triton kernels in Triton's interpreter on the
+	// CPU instead of on a GPU.
+	tritonInterpret bool
 }
 
 // register adds the toolchain flags to fs.
 func (t *toolPaths) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.nvcc, "nvcc", "", "the nvcc to use (a file, or a CUDA install directory; default: PATH, then /usr/local/cuda)")
 	fs.StringVar(&t.hipcc, "hipcc", "", "the hipcc to use for AMD hip: targets (a file, or a ROCm directory; default: PATH, then /opt/rocm)")
+	fs.BoolVar(&t.tritonInterpret, "triton-interpret", false, "run triton: targets' kernels in Triton's interpreter on the CPU (no GPU needed; slow; no timing)")
 	fs.StringVar(&t.python, "python", "", "the python3 to use for the Triton backend and bench's --baseline (default: python3 on PATH)")
 }
 

@@ -18,10 +18,13 @@ import (
 type tritonBackend struct {
 	target kgrt.Target
 	triton *kgrt.Triton
+	// interpret runs the kernels in Triton's interpreter on the CPU
+	// (--triton-interpret).
+	interpret bool
 }
 
 func openTriton(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error) {
-	b := &tritonBackend{target: tgt}
+	b := &tritonBackend{target: tgt, interpret: tools.tritonInterpret}
 	if compile {
 		t, err := kgrt.FindTriton(context.Background(), tools.python)
 		if err != nil {
@@ -67,5 +70,8 @@ func (b *tritonBackend) compile(ctx context.Context, units []*unit, jobs int, ve
 }
 
 func (b *tritonBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {
+	if b.interpret {
+		return kgrt.StartTritonInterpreter(ctx, b.triton.Python, "")
+	}
 	return kgrt.StartPythonRunner(ctx, b.triton.Python, "", 0)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -333,7 +332,7 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	row.MaxError = res.MaxError
 	if res.Err != nil {
 		row.Error = "wrong: " + res.Err.Error()
-		b.restartAfter(res.Err)
+		b.g.runner.RestartAfter(res.Err)
 		return row
 	}
 	inputs, err := interp.RandomInputs(p.Source, p.Env, tensor.Normal, 1)
@@ -347,7 +346,7 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	}
 	if err != nil {
 		row.Error = err.Error()
-		b.restartAfter(err)
+		b.g.runner.RestartAfter(err)
 		return row
 	}
 	row.Time = tm
@@ -357,13 +356,6 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 		row.TFLOPs = tm.TFLOPs(row.Flops)
 	}
 	return row
-}
-
-func (b *bencher) restartAfter(err error) {
-	var f *kgrt.Failure
-	if errors.As(err, &f) && (f.Kind == kgrt.Crash || f.Kind == kgrt.Timeout) {
-		b.g.runner.Restart()
-	}
 }
 
 // ioBytes is what a plan must move at least: every input read and every

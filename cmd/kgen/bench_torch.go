@@ -46,7 +46,7 @@ func (b *bencher) baselineTask(ctx context.Context, p *lower.Plan, path, module 
 	outs, err := x.Execute(ctx, p, p.Env, inputs)
 	if err != nil {
 		row.TorchCheck = "not checked: kgen's kernels failed: " + err.Error()
-		b.restartAfter(err)
+		b.g.runner.RestartAfter(err)
 		return t
 	}
 	c := &torchCheck{kgen: outs, tols: kgrt.Tolerances(p.Source, p.Env)}

@@ -343,7 +343,7 @@ func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWor
 				switch {
 				case err != nil:
 					c.Agrees = "failed: " + err.Error()
-					restartAfter(pt.g.runner, err)
+					pt.g.runner.RestartAfter(err)
 				case k == 0:
 					c.Agrees, want = "reference", got
 				case want == nil:
@@ -373,10 +373,6 @@ func planNamed(u *unit, name string) *lower.Plan {
 		}
 	}
 	return nil
-}
-
-func restartAfter(r *kgrt.Runner, err error) {
-	(&bencher{g: &gpuSession{runner: r}}).restartAfter(err)
 }
 
 // agreement compares two targets' outputs.

@@ -83,7 +83,7 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 					if len(config) > 0 || *out != "" {
 						return usageError("test", "--config and -o take one target")
 					}
-					t := &tester{seeds: *seeds, maxWork: *maxWork, asJSON: *asJSON, verbose: *verbose}
+					t := &tester{seeds: *seeds, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
 					return portability(ctx, targets, tools, tuned, args, t, *timeIt, *matrixMD, *matrixJSON)
 				}
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
@@ -95,7 +95,7 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 				}
 				defer g.close()
 				r, units, refs := g.runner, g.units, g.refs
-				t := &tester{runner: r, seeds: *seeds, maxWork: *maxWork, asJSON: *asJSON, verbose: *verbose}
+				t := &tester{runner: r, seeds: *seeds, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
 				for i, u := range units {
 					t.unit(ctx, u, refs[i])
 				}
@@ -114,6 +114,7 @@ type tester struct {
 	runner  *kgrt.Runner
 	seeds   int
 	maxWork float64
+	refWork float64 // the most work checked against the reference kernels
 	asJSON  bool
 	verbose bool
 
@@ -162,7 +163,7 @@ func (t *tester) unit(ctx context.Context, u, ref *unit) {
 			continue
 		}
 		rp := refPlans[p.Source]
-		if rp == nil || ir.Work(p.Source, p.Env) > maxReferenceWork {
+		if rp == nil || ir.Work(p.Source, p.Env) > t.refWork {
 			t.skipped++
 			fmt.Fprintf(stdout, "SKIP %s (%s): its sizes are too large to check\n", p.Name, u.file.path)
 			continue
@@ -175,8 +176,17 @@ func (t *tester) unit(ctx context.Context, u, ref *unit) {
 }
 
 // maxReferenceWork bounds the instances checked against the reference
-// kernels on the GPU (a 4096^3 matmul is 7e10).
+// kernels on the GPU (a 4096^3 matmul is 7e10); on Triton's interpreter,
+// which runs on the CPU, the reference kernels get --max-work as the
+// interpreter does.
 const maxReferenceWork = 1e12
+
+func refWork(tools toolPaths, maxWork float64) float64 {
+	if tools.tritonInterpret {
+		return maxWork
+	}
+	return maxReferenceWork
+}
 
 // checkPlan runs check at every shape and seed and reports the plan.
 func (t *tester) checkPlan(u *unit, p *lower.Plan, shapes []kgrt.Shape, seeds int, check func(kgrt.Shape, tensor.Dist, uint64) kgrt.CheckResult) {
@@ -189,6 +199,9 @@ func (t *tester) checkPlan(u *unit, p *lower.Plan, shapes []kgrt.Shape, seeds in
 			t.print(p, sh, res)
 			if res.Err != nil {
 				failures++
+				// A kernel that crashed or hung took the runner with
+				// it: the next check gets a fresh one.
+				t.runner.RestartAfter(res.Err)
 			}
 		}
 	}

@@ -3,6 +3,12 @@
 # (runtime/runner_triton.go) embeds this file and starts it as
 #
 #   python runner_triton.py DEVICE_INDEX
+#   python runner_triton.py --interpret
+#
+# With --interpret the kernels run in Triton's interpreter on the CPU
+# (TRITON_INTERPRET=1: numpy executes each program), with torch CPU tensors
+# for buffers: slow, but it checks the emitted kernels' results on a
+# machine without a GPU. Timing commands then fail with ENOSYS.
 #
 #   load PATH        imports the module (importlib); its KERNELS table
 #                    describes the entry points
@@ -24,6 +30,7 @@
 # that kgen classifies them as it does the CUDA runner's; after an error
 # that leaves the context dead the runner exits with status 3.
 
+import contextlib
 import importlib.util
 import math
 import os
@@ -122,6 +129,13 @@ class Runner:
         from triton.backends.compiler import GPUTarget
         cc = props.major * 10 + props.minor
         self.target = GPUTarget("cuda", cc, 32)
+
+    def on_stream(self):
+        """The context of the runner's copies: its CUDA stream."""
+        return self.torch.cuda.stream(self.stream)
+
+    def synchronize(self):
+        self.stream.synchronize()
 
     def new_id(self):
         i = self.next_id
@@ -226,9 +240,9 @@ class Runner:
             raise Fail("ESIZE", "file %s holds %d bytes, buffer %s holds %d" % (path, len(data), t[1], size))
         if size:
             host = self.torch.frombuffer(bytearray(data), dtype=self.torch.uint8)
-            with self.torch.cuda.stream(self.stream):
+            with self.on_stream():
                 b.copy_(host)
-            self.stream.synchronize()
+            self.synchronize()
         return "ok"
 
     def read(self, line, t):
@@ -238,9 +252,9 @@ class Runner:
         path = rest(line, 2)
         data = b""
         if b is not None and b.numel():
-            with self.torch.cuda.stream(self.stream):
+            with self.on_stream():
                 host = b.to("cpu", non_blocking=False)
-            self.stream.synchronize()
+            self.synchronize()
             data = host.numpy().tobytes()
         tmp = path + ".tmp"
         try:
@@ -263,7 +277,7 @@ class Runner:
         if v < 0 or v > 255:
             raise proto_error("fill byte out of range '%s'" % t[2])
         if b is not None and b.numel():
-            with self.torch.cuda.stream(self.stream):
+            with self.on_stream():
                 b.fill_(v)
         return "ok"
 
@@ -300,6 +314,15 @@ class Runner:
         args = [k[2] if k[1] == "constexpr" else next(vals) for k in kinds]
         kernel = f["kernel"]
         gx, gy, gz = grid
+        if isinstance(self, InterpretRunner):
+            # The interpreter's jit function takes the runtime arguments;
+            # the constexprs go by name.
+            rt = [a for a, k in zip(args, kinds) if k[1] != "constexpr"]
+            consts = {k[0]: k[2] for k in kinds if k[1] == "constexpr"}
+
+            def run():
+                kernel[(gx, gy, gz)](*rt, **consts)
+            return run, i + 9 + n
         stream = self.stream.cuda_stream
 
         def run():
@@ -309,7 +332,7 @@ class Runner:
     def parse_arg(self, s, ty):
         if len(s) > 1 and s[0] == "b" and ":" not in s:
             b = self.buffer(s[1:])
-            return 0 if b is None else b.data_ptr()
+            return self.pointer(b, ty)
         kind, sep, v = s.partition(":")
         if not sep:
             raise proto_error("bad argument '%s' (bBUF, i64:, i32:, u16:, f32:, f64:)" % s)
@@ -328,6 +351,10 @@ class Runner:
         if kind in ("f32", "f64"):
             return parse_float(v, kind)
         raise proto_error("bad argument type '%s'" % kind)
+
+    def pointer(self, b, ty):
+        """A buffer as a kernel argument of pointer type ty: its address."""
+        return 0 if b is None else b.data_ptr()
 
     def launch(self, t):
         run, end = self.parse_launch(t, 1)
@@ -507,6 +534,66 @@ class Runner:
         raise proto_error("unknown command '%s'" % c)
 
 
+# TYPES maps the pointer types of a signature to the torch dtypes that the
+# interpreter's arguments are viewed as.
+TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i1": "bool",
+         "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64"}
+
+
+class InterpretRunner(Runner):
+    """The runner in Triton's interpreter mode, on the CPU: the same
+    protocol, buffers in host memory, each launch executed by numpy."""
+
+    def __init__(self, torch, triton):
+        self.torch, self.triton = torch, triton
+        self.dev = torch.device("cpu")
+        self.next_id = 1
+        self.modules, self.funcs, self.buffers = {}, {}, {}
+
+    def func(self, t):
+        if len(t) != 3:
+            raise proto_error("usage: func MOD NAME")
+        i = parse_int(t[1], "module id")
+        if i not in self.modules:
+            raise proto_error("unknown module " + t[1])
+        entry = self.modules[i].get(t[2])
+        if entry is None:
+            raise Fail("CUDA_ERROR_NOT_FOUND", "no entry point %s in the module" % t[2])
+        consts = entry["constexprs"]
+        kinds = [(name, ty, consts.get(name)) for name, ty in entry["signature"].items()]
+        f = self.new_id()
+        self.funcs[f] = {"module": i, "kernel": entry["fn"], "kinds": kinds, "threads": 32 * entry["num_warps"], "name": t[2]}
+        return "ok %d 0 0 %d" % (f, 32 * entry["num_warps"])
+
+    def on_stream(self):
+        return contextlib.nullcontext()
+
+    def synchronize(self):
+        pass
+
+    def pointer(self, b, ty):
+        dt = getattr(self.torch, TYPES.get(ty[1:], "uint8"))
+        if b is None:
+            return self.torch.empty(0, dtype=dt)
+        return b.view(dt)
+
+    def sync(self, t):
+        if len(t) != 1:
+            raise proto_error("usage: sync")
+        return "ok"
+
+    def time(self, t):
+        raise Fail("ENOSYS", "the Triton interpreter runs on the CPU: it does not time kernels")
+
+    def copybw(self, t):
+        raise Fail("ENOSYS", "the Triton interpreter runs on the CPU: it does not time copies")
+
+    def info(self, t):
+        if len(t) != 1:
+            raise proto_error("usage: info")
+        return "ok Triton interpreter (CPU)|0|0|1|0|0|0|0|1024"
+
+
 def serve(make_runner, inp, proto):
     """Runs the protocol: the greeting, then a reply a command. make_runner
     opens the device (a Fail is the greeting's error)."""
@@ -552,7 +639,11 @@ def main():
     os.dup2(2, 1)
     proto = os.fdopen(fd, "w")
     sys.stdout = sys.stderr
-    device = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    interpret = sys.argv[1:] == ["--interpret"]
+    if interpret:
+        # Read when triton.jit decorates the module's kernels.
+        os.environ["TRITON_INTERPRET"] = "1"
+    device = 0 if interpret or len(sys.argv) < 2 else int(sys.argv[1])
 
     def make():
         try:
@@ -561,6 +652,8 @@ def main():
             import triton.compiler  # noqa: F401
         except Exception as e:
             raise Fail("CUDA_ERROR_NOT_INITIALIZED", "the Triton runner needs torch and triton: %s" % e)
+        if interpret:
+            return InterpretRunner(torch, triton)
         try:
             if not torch.cuda.is_available() or device >= torch.cuda.device_count():
                 raise Fail("CUDA_ERROR_NO_DEVICE", "no CUDA device %d (torch sees %d)" % (device, torch.cuda.device_count()))

@@ -314,6 +314,11 @@ func (e *emitter) store(s *ir.Stmt, mask string) {
 	if len(s.Index) == 0 {
 		ptr = name(s.Target.Name)
 	}
+	// As for loads: a masked store's pointer must be a block like its mask
+	// and value (a scalar output stored by the lane its mask keeps).
+	if !slices.ContainsFunc(refs, e.laneDependent) && e.shape != "" && mask != "" {
+		ptr += fmt.Sprintf(" + tl.zeros(%s, tl.int32)", e.shape)
+	}
 	if mask == "" {
 		e.line("tl.store(%s, %s)", ptr, val)
 	} else {

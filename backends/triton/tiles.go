@@ -123,7 +123,7 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 		body := e.value(r.Body, mask)
 		v := e.temp("red")
 		if mask != "" {
-			body = fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, ident)
+			body = fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, typed(lower.Identity(r.Op, r.T)))
 		}
 		e.line("%s = %s", v, reduceAxis(r.Op, body, 0))
 		return v
@@ -140,7 +140,7 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
 	e.decompose(kk, r.Axes, true)
 	body := e.value(r.Body, km)
-	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(%s, %s, %s)", km, body, ident)))
+	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(%s, %s, %s)", km, body, typed(lower.Identity(r.Op, r.T)))))
 	e.loops--
 	e.ind = e.ind[4:]
 	v := e.temp("red")
@@ -176,7 +176,7 @@ func (e *emitter) colReduce() {
 	e.line("kg_rm = kg_r < %s", e.paren(ext, ""))
 	e.decompose("kg_r", r.Axes, true)
 	body := e.value(r.Body, "kg_rm & kg_nm")
-	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(kg_rm & kg_nm, %s, %s)", body, ident)))
+	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(kg_rm & kg_nm, %s, %s)", body, typed(lower.Identity(r.Op, r.T)))))
 	e.loops--
 	e.ind = e.ind[4:]
 	red := e.temp("red")
@@ -292,7 +292,7 @@ func (e *emitter) contraction() {
 		e.shape = "[BLOCK_M, BLOCK_K, BLOCK_N]"
 		mask := and(fmt.Sprintf("(kg_m[:, None, None] < %s)", e.paren(M, "")), fmt.Sprintf("(kg_k[None, :, None] < %s)", e.paren(K, "")), fmt.Sprintf("(kg_n[None, None, :] < %s)", e.paren(N, "")))
 		body := e.value(c.Reduce.Body, mask)
-		ident := constant(lower.Identity(c.Reduce.Op, c.Reduce.T))
+		ident := typed(lower.Identity(c.Reduce.Op, c.Reduce.T))
 		e.line("kg_acc = %s", combine(c.Reduce.Op, c.Reduce.T, "kg_acc", reduceAxis(c.Reduce.Op, fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, ident), 1)))
 	}
 	e.loops--

@@ -43,7 +43,7 @@ Strategies (--strategy): exhaustive (every configuration, in order),
 random (without repeats), anneal (simulated annealing), genetic, model
 (cost-model-guided evolution: a nearest-neighbour surrogate ranks the
 neighbours of the best points). The default configuration is measured
-first, as the baseline. --budget bounds the evaluations, --time the wall
+first, as the baseline (when @tune leaves it in the space). --budget bounds the evaluations, --time the wall
 time of each launch's search; --seed seeds the strategies.
 
 Candidates are compiled in parallel (-j, default: the number of CPUs), one

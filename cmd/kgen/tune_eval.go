@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
@@ -24,6 +25,11 @@ var (
 	searchTiming  = kgrt.TimeSpec{WarmupMS: 10, MinReps: 10, MinMS: 40}
 	confirmTiming = kgrt.TimeSpec{}
 )
+
+// candidateTimeout bounds one candidate's check and timing together: a
+// candidate that hangs is a Timeout failure after it, not after the
+// runner's default deadlines (a minute a command, five for a timing).
+const candidateTimeout = 60 * time.Second
 
 // candidateEval compiles and measures the configurations of one launch of
 // one instance through the target's backend: tune.Evaluator on a GPU.
@@ -132,6 +138,8 @@ func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timin
 		return kgrt.Timing{}, fmt.Errorf("%s was not compiled", tune.Key(c))
 	}
 	defer cand.x.Unload(ctx)
+	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
+	defer cancel()
 	res := cand.x.CheckOutputs(ctx, cand.plan, e.inst.Env, e.inputs, e.want, 1, tensor.Normal)
 	if res.Err != nil {
 		return kgrt.Timing{}, res.Err
@@ -167,6 +175,8 @@ func (e *candidateEval) confirmTime(ctx context.Context, c lower.Config) (kgrt.T
 	}
 	cand := e.compiled[tune.Key(c)]
 	defer cand.x.Unload(ctx)
+	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
+	defer cancel()
 	return e.time(ctx, cand, confirmTiming)
 }
 

@@ -66,6 +66,10 @@ type Tuner struct {
 	// Time bounds the run's wall time, 0 for none.
 	Budget int
 	Time   time.Duration
+	// Expect, when Budget is 0, is how many evaluations the run is
+	// expected to take (an exhaustive search's valid points), for the
+	// progress and its ETA; 0 when unknown.
+	Expect int
 	// Batch is how many candidates are compiled at once (at least 1).
 	Batch int
 	// Known returns a result recorded earlier for configuration c, which
@@ -90,6 +94,9 @@ func (t *Tuner) Run(ctx context.Context) ([]Result, error) {
 	var results []Result
 	var prog Progress
 	prog.Total = t.Budget
+	if prog.Total == 0 {
+		prog.Total = t.Expect
+	}
 	left := func() int {
 		if t.Budget > 0 {
 			return t.Budget - len(results)
@@ -166,8 +173,8 @@ func (t *Tuner) Run(ctx context.Context) ([]Result, error) {
 			prog.Last = r
 			prog.Elapsed = now().Sub(start)
 			prog.ETA = 0
-			if t.Budget > 0 {
-				prog.ETA = prog.Elapsed / time.Duration(prog.Done) * time.Duration(t.Budget-prog.Done)
+			if prog.Total > prog.Done {
+				prog.ETA = prog.Elapsed / time.Duration(prog.Done) * time.Duration(prog.Total-prog.Done)
 			}
 			if t.Time > 0 {
 				if rem := t.Time - prog.Elapsed; prog.ETA == 0 || rem < prog.ETA {

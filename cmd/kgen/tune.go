@@ -383,8 +383,16 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 				Device: s.device, Target: s.tgt.String(), Toolchain: s.be.toolchain(), Templates: sum.Templates, Configs: cfgs, Launch: i,
 				Default: tune.Key(c) == tune.Key(defaults[i])}
 		}
-		s.progress.begin(fmt.Sprintf("%s launch %d (%s)", in.Name, i, l.Template.Name()))
-		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: s.jobs,
+		expect := 0
+		if s.strategy == "exhaustive" && space.Size() <= 1<<20 {
+			expect = int(space.Count())
+		}
+		what := fmt.Sprintf("%s launch %d (%s): %s of %d points", in.Name, i, l.Template.Name(), s.strategy, space.Size())
+		if expect > 0 {
+			what += fmt.Sprintf(", %d valid", expect)
+		}
+		s.progress.begin(what)
+		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: s.jobs, Expect: expect,
 			Known: func(c lower.Config) (tune.Result, bool) {
 				r, ok := s.known[rec(c).Key()]
 				if !ok {

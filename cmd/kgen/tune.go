@@ -47,7 +47,8 @@ first, as the baseline (when @tune leaves it in the space). --budget bounds the 
 time of each launch's search; --seed seeds the strategies.
 
 Candidates are compiled in parallel (-j, default: the number of CPUs), one
-source each, and measured one at a time on GPU 0: each is checked against
+source each, a batch of -j candidates compiling while the previous batch
+is measured, one candidate at a time, on GPU 0: each is checked against
 the reference interpreter (or, above --max-work, against kgen's reference
 kernels) before it is timed, with a warm-up of 10 ms and max(10, 40 ms of)
 samples. A candidate that fails to compile, exceeds a resource limit,

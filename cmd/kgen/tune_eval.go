@@ -132,8 +132,16 @@ func (e *candidateEval) Compile(ctx context.Context, cands []lower.Config) []err
 	return errs
 }
 
+// lookup returns the compiled candidate of c, or nil; the next batch may
+// be compiling meanwhile.
+func (e *candidateEval) lookup(c lower.Config) *candidate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.compiled[tune.Key(c)]
+}
+
 func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
-	cand := e.compiled[tune.Key(c)]
+	cand := e.lookup(c)
 	if cand == nil {
 		return kgrt.Timing{}, fmt.Errorf("%s was not compiled", tune.Key(c))
 	}
@@ -168,12 +176,12 @@ func (e *candidateEval) time(ctx context.Context, cand *candidate, spec kgrt.Tim
 // confirmation, compiling it first when its result came from the
 // database.
 func (e *candidateEval) confirmTime(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
-	if e.compiled[tune.Key(c)] == nil {
+	if e.lookup(c) == nil {
 		if err := e.Compile(ctx, []lower.Config{c})[0]; err != nil {
 			return kgrt.Timing{}, err
 		}
 	}
-	cand := e.compiled[tune.Key(c)]
+	cand := e.lookup(c)
 	defer cand.x.Unload(ctx)
 	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
 	defer cancel()

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"

@@ -87,7 +87,7 @@ for p in tune-gemm tune-softmax tune-conv; do
 	cat "$OUT/$p.txt" 2>/dev/null
 	grep -h "kgen tune:" "$OUT/$p.log" 2>/dev/null | tail -2
 done
-echo "== records: $(wc -l < "$DB" 2>/dev/null) in $DB"
+echo "== records: $(cat "$DB" 2>/dev/null | wc -l) in $DB"
 echo "== simulation, batches of 1"; cat "$OUT/simulate.txt"
 echo "== simulation, batches of 16"; tail -n +2 "$OUT/simulate-batch16.txt"
 echo "== compile parallel vs serial (16 GEMM configurations, whole tuning run)"

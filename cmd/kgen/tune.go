@@ -64,8 +64,8 @@ default configuration, else the smallest (comparing values parameter by
 parameter, in name order). Two runs on the same machine so pick the same
 configuration unless the difference is real.
 
-The database (--db, default: kgen/tune.jsonl in the user's cache directory)
-is JSON lines, appended to one whole line at a time under a file lock: a
+The database (--db, default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the
+user's cache directory) is JSON lines, appended to one whole line at a time under a file lock: a
 killed run resumes without measuring again what it measured (records with
 the same kernel IR hash, shape, device, driver, target, toolchain,
 templates and configurations answer for the measurement), and concurrent
@@ -91,7 +91,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 			seed := fs.Uint64("seed", 1, "seed of the strategies' random choices")
 			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
 			confirm := fs.Int("confirm", 3, "re-time this many finalists interleaved to pick the winner")
-			dbPath := fs.String("db", "", "the tuning database (default: kgen/tune.jsonl in the user's cache directory)")
+			dbPath := fs.String("db", "", "the tuning database (default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the user's cache directory)")
 			asJSON := fs.Bool("json", false, "print JSON lines instead of text")
 			dryRun := fs.Bool("dry-run", false, "print each launch's space (size, valid configurations, default) and stop")
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
@@ -111,6 +111,9 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 						fmt.Fprintf(stderr, "kgen tune: %v\n", err)
 						return exitUser
 					}
+				}
+				if path == "off" {
+					return usageError("tune", "the tuning database is off (--db or KGEN_TUNE_DB); tune needs one to write to")
 				}
 				db := &tune.DB{Path: path}
 				var want []string

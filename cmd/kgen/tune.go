@@ -112,10 +112,10 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 						return exitUser
 					}
 				}
-				if path == "off" {
-					return usageError("tune", "the tuning database is off (--db or KGEN_TUNE_DB); tune needs one to write to")
-				}
 				db := &tune.DB{Path: path}
+				off := func() int {
+					return usageError("tune", "the tuning database is off (--db or KGEN_TUNE_DB); give one with --db")
+				}
 				var want []string
 				if *kernels != "" {
 					want = strings.Split(*kernels, ",")
@@ -129,6 +129,8 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				switch {
 				case modes > 1:
 					return usageError("tune", "--simulate, --export and --import go one at a time")
+				case modes == 1 && path == "off":
+					return off()
 				case *simulate:
 					return simulateDB(db, want, *seeds, *batch, *budget, *asJSON)
 				case *export != "":
@@ -168,6 +170,9 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				}
 				if *dryRun {
 					return drySpaces(insts, tgt)
+				}
+				if path == "off" {
+					return off()
 				}
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()

@@ -234,8 +234,12 @@ func drySpaces(insts []tuneTarget, tgt kgrt.Target) int {
 			for _, prm := range s.Params {
 				params = append(params, fmt.Sprintf("%s %v", prm.Name, prm.Values))
 			}
-			fmt.Fprintf(stdout, "%s launch %d: %s: %d configurations, %d valid; default %s\n  %s\n",
-				t.inst.Name, i, l.Template.Name(), s.Size(), s.Count(), l.Config, strings.Join(params, "; "))
+			valid := "too many to count"
+			if s.Size() <= 1<<20 {
+				valid = fmt.Sprint(s.Count())
+			}
+			fmt.Fprintf(stdout, "%s launch %d: %s: %d configurations, %s valid; default %s\n  %s\n",
+				t.inst.Name, i, l.Template.Name(), s.Size(), valid, l.Config, strings.Join(params, "; "))
 		}
 	}
 	return exitOK

@@ -75,9 +75,13 @@ type DB struct {
 	Path string
 }
 
-// DefaultPath is the database the commands use without --db:
-// kgen/tune.jsonl under the user's cache directory.
+// DefaultPath is the database the commands use without --db: the
+// environment's KGEN_TUNE_DB when set (as GOCACHE is for go; "off" for
+// none), else kgen/tune.jsonl under the user's cache directory.
 func DefaultPath() (string, error) {
+	if p := os.Getenv("KGEN_TUNE_DB"); p != "" {
+		return p, nil
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache directory for the tuning database (%v); give one with --db", err)

@@ -66,6 +66,10 @@ type Tuner struct {
 	// Time bounds the run's wall time, 0 for none.
 	Budget int
 	Time   time.Duration
+	// Expect, when Budget is 0, is how many evaluations the run is
+	// expected to take (an exhaustive search's valid points), for the
+	// progress and its ETA; 0 when unknown.
+	Expect int
 	// Batch is how many candidates are compiled at once (at least 1).
 	Batch int
 	// Known returns a result recorded earlier for configuration c, which
@@ -81,6 +85,12 @@ type Tuner struct {
 // spent, or ctx ends, and returns every result in evaluation order.
 // Failures are results, never errors: only a failure to record (or ctx)
 // stops the run early with an error.
+//
+// Compilation overlaps measurement: while one batch is measured on the
+// GPU, the next is proposed and compiled on the CPUs. The strategy
+// therefore proposes each batch knowing the results of all batches but
+// the one being measured; the default, measured alone first, is known
+// to it before it proposes anything.
 func (t *Tuner) Run(ctx context.Context) ([]Result, error) {
 	now := t.now
 	if now == nil {
@@ -90,55 +100,59 @@ func (t *Tuner) Run(ctx context.Context) ([]Result, error) {
 	var results []Result
 	var prog Progress
 	prog.Total = t.Budget
-	left := func() int {
+	if prog.Total == 0 {
+		prog.Total = t.Expect
+	}
+	// left is what the budget allows beyond the results and the batch in
+	// flight.
+	left := func(inFlight int) int {
 		if t.Budget > 0 {
-			return t.Budget - len(results)
+			return t.Budget - len(results) - inFlight
 		}
 		return math.MaxInt
 	}
 	overTime := func() bool { return t.Time > 0 && now().Sub(start) >= t.Time }
-	batch := max(t.Batch, 1)
 	first := t.Default >= 0 && t.Space.Check(t.Default) == nil
-	for left() > 0 && !overTime() {
+	next := func(inFlight int) *batch {
+		if left(inFlight) <= 0 || overTime() || ctx.Err() != nil {
+			return nil
+		}
 		var pts []int64
 		if first {
 			pts, first = []int64{t.Default}, false
 		} else {
-			pts = t.Strategy.Next(min(batch, left()))
+			pts = t.Strategy.Next(min(max(t.Batch, 1), left(inFlight)))
 		}
 		if len(pts) == 0 {
-			break
+			return nil
 		}
-		// Known results first; the rest are compiled together.
-		res := make([]*Result, len(pts))
-		var todo []int
-		var cfgs []lower.Config
-		for k, p := range pts {
-			c := t.Space.Config(p)
-			if t.Known != nil {
-				if r, ok := t.Known(c); ok {
-					r.Point, r.Config, r.Cached = p, c, true
-					res[k] = &r
-					continue
-				}
+		return t.prepare(ctx, pts)
+	}
+	cur := next(0)
+	for cur != nil {
+		<-cur.compiled
+		// The default's batch is not overlapped: the strategy must know
+		// it was taken before it proposes.
+		var following *batch
+		if !cur.isDefault(t.Default) {
+			following = next(len(cur.pts))
+		}
+		abort := func(err error) ([]Result, error) {
+			if following != nil {
+				<-following.compiled // no compile outlives the run
 			}
-			todo = append(todo, k)
-			cfgs = append(cfgs, c)
+			return results, err
 		}
-		var errs []error
-		if len(cfgs) > 0 {
-			errs = t.Eval.Compile(ctx, cfgs)
-		}
-		for n, k := range todo {
+		for n, k := range cur.todo {
 			if ctx.Err() != nil {
-				return results, ctx.Err()
+				return abort(ctx.Err())
 			}
-			r := Result{Point: pts[k], Config: cfgs[n]}
-			if errs[n] != nil {
-				r.Failure = compileFailure(errs[n])
-			} else if tm, err := t.Eval.Measure(ctx, cfgs[n]); err != nil {
+			r := Result{Point: cur.pts[k], Config: cur.cfgs[n]}
+			if cur.errs[n] != nil {
+				r.Failure = compileFailure(cur.errs[n])
+			} else if tm, err := t.Eval.Measure(ctx, cur.cfgs[n]); err != nil {
 				if ctx.Err() != nil {
-					return results, ctx.Err()
+					return abort(ctx.Err())
 				}
 				r.Failure = asFailure(err)
 			} else {
@@ -146,45 +160,89 @@ func (t *Tuner) Run(ctx context.Context) ([]Result, error) {
 			}
 			if t.Record != nil {
 				if err := t.Record(r); err != nil {
-					return results, err
+					return abort(err)
 				}
 			}
-			res[k] = &r
+			cur.res[k] = &r
 		}
-		for _, r := range res {
+		for _, r := range cur.res {
 			t.Strategy.Observe(r.Point, r.Cost())
 			results = append(results, *r)
-			if r.Failure != nil {
-				prog.Failed++
-			} else if prog.Best == nil || r.Cost() < prog.Best.Cost() {
-				prog.Best = &results[len(results)-1]
-			}
-			if r.Point == t.Default && r.Failure == nil {
-				prog.DefaultUS = r.Time.MedianUS
-			}
-			prog.Done = len(results)
-			prog.Last = r
-			prog.Elapsed = now().Sub(start)
-			prog.ETA = 0
-			if t.Budget > 0 {
-				prog.ETA = prog.Elapsed / time.Duration(prog.Done) * time.Duration(t.Budget-prog.Done)
-			}
-			if t.Time > 0 {
-				if rem := t.Time - prog.Elapsed; prog.ETA == 0 || rem < prog.ETA {
-					prog.ETA = max(rem, 0)
-				}
-			}
-			if t.Progress != nil {
-				p := prog
-				if prog.Best != nil {
-					b := *prog.Best
-					p.Best = &b
-				}
-				t.Progress(p)
-			}
+			t.report(&prog, *r, start, now())
 		}
+		if following == nil {
+			following = next(0)
+		}
+		cur = following
 	}
 	return results, nil
+}
+
+// batch is a batch of points on its way: the results known from earlier
+// runs, and the rest being compiled until compiled is closed.
+type batch struct {
+	pts      []int64
+	res      []*Result
+	todo     []int // indices into pts of the points to measure
+	cfgs     []lower.Config
+	errs     []error
+	compiled chan struct{}
+}
+
+func (b *batch) isDefault(def int64) bool { return len(b.pts) == 1 && b.pts[0] == def }
+
+// prepare answers what Known can of pts and starts compiling the rest.
+func (t *Tuner) prepare(ctx context.Context, pts []int64) *batch {
+	b := &batch{pts: pts, res: make([]*Result, len(pts)), compiled: make(chan struct{})}
+	for k, p := range pts {
+		c := t.Space.Config(p)
+		if t.Known != nil {
+			if r, ok := t.Known(c); ok {
+				r.Point, r.Config, r.Cached = p, c, true
+				b.res[k] = &r
+				continue
+			}
+		}
+		b.todo = append(b.todo, k)
+		b.cfgs = append(b.cfgs, c)
+	}
+	if len(b.cfgs) == 0 {
+		close(b.compiled)
+		return b
+	}
+	go func() {
+		defer close(b.compiled)
+		b.errs = t.Eval.Compile(ctx, b.cfgs)
+	}()
+	return b
+}
+
+// report updates the progress with result r and passes it on.
+func (t *Tuner) report(prog *Progress, r Result, start, now time.Time) {
+	if r.Failure != nil {
+		prog.Failed++
+	} else if prog.Best == nil || r.Cost() < prog.Best.Cost() {
+		best := r
+		prog.Best = &best
+	}
+	if r.Point == t.Default && r.Failure == nil {
+		prog.DefaultUS = r.Time.MedianUS
+	}
+	prog.Done++
+	prog.Last = &r
+	prog.Elapsed = now.Sub(start)
+	prog.ETA = 0
+	if prog.Total > prog.Done {
+		prog.ETA = prog.Elapsed / time.Duration(prog.Done) * time.Duration(prog.Total-prog.Done)
+	}
+	if t.Time > 0 {
+		if rem := t.Time - prog.Elapsed; prog.ETA == 0 || rem < prog.ETA {
+			prog.ETA = max(rem, 0)
+		}
+	}
+	if t.Progress != nil {
+		t.Progress(*prog)
+	}
 }
 
 // compileFailure types a compile error: a resource limit when the

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
@@ -15,6 +18,7 @@ import (
 // fakeEval is a compiler and measurer with scripted outcomes: compile
 // errors, resource limits, crashes and wrong results at chosen points.
 type fakeEval struct {
+	mu       sync.Mutex // Compile runs beside Measure
 	tab      *Table
 	compiled map[string]bool
 	measured []string
@@ -23,6 +27,8 @@ type fakeEval struct {
 }
 
 func (f *fakeEval) Compile(_ context.Context, cands []lower.Config) []error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	errs := make([]error, len(cands))
 	for i, c := range cands {
 		errs[i] = f.noBuild[Key(c)]
@@ -34,6 +40,8 @@ func (f *fakeEval) Compile(_ context.Context, cands []lower.Config) []error {
 }
 
 func (f *fakeEval) Measure(_ context.Context, c lower.Config) (kgrt.Timing, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if !f.compiled[Key(c)] {
 		return kgrt.Timing{}, fmt.Errorf("measured %s before compiling it", Key(c))
 	}
@@ -184,4 +192,53 @@ func (c *countingEval) Measure(ctx context.Context, cfg lower.Config) (kgrt.Timi
 		return kgrt.Timing{}, ctx.Err()
 	}
 	return c.fakeEval.Measure(ctx, cfg)
+}
+
+// overlapEval blocks the measurement of the first batch after the
+// default until the next batch's compile has begun.
+type overlapEval struct {
+	*fakeEval
+	compiles, measures atomic.Int32
+	second             chan struct{}
+}
+
+func (o *overlapEval) Compile(ctx context.Context, cands []lower.Config) []error {
+	if o.compiles.Add(1) == 3 { // the default's, the first batch's, then this
+		close(o.second)
+	}
+	return o.fakeEval.Compile(ctx, cands)
+}
+
+func (o *overlapEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
+	if o.measures.Add(1) == 2 { // the first point after the default
+		select {
+		case <-o.second:
+		case <-time.After(5 * time.Second):
+			return kgrt.Timing{}, fmt.Errorf("the next batch was not compiled while this one was measured")
+		}
+	}
+	return o.fakeEval.Measure(ctx, c)
+}
+
+// TestLoopOverlapsCompileAndMeasure: the second batch compiles while the
+// first is measured, and every point is still evaluated once.
+func TestLoopOverlapsCompileAndMeasure(t *testing.T) {
+	tab := small()
+	o := &overlapEval{fakeEval: &fakeEval{tab: tab, compiled: map[string]bool{}}, second: make(chan struct{})}
+	st, _ := New("exhaustive", tab.Space, 1)
+	tu := &Tuner{Space: tab.Space, Strategy: st, Eval: o, Default: 0, Batch: 3}
+	res, err := tu.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, r := range res {
+		if r.Failure != nil {
+			t.Errorf("%v", r)
+		}
+		seen[r.Point] = true
+	}
+	if len(res) != 9 || len(seen) != 9 {
+		t.Errorf("%d results of %d points, want 9 of 9", len(res), len(seen))
+	}
 }

@@ -43,11 +43,12 @@ Strategies (--strategy): exhaustive (every configuration, in order),
 random (without repeats), anneal (simulated annealing), genetic, model
 (cost-model-guided evolution: a nearest-neighbour surrogate ranks the
 neighbours of the best points). The default configuration is measured
-first, as the baseline. --budget bounds the evaluations, --time the wall
+first, as the baseline (when @tune leaves it in the space). --budget bounds the evaluations, --time the wall
 time of each launch's search; --seed seeds the strategies.
 
 Candidates are compiled in parallel (-j, default: the number of CPUs), one
-source each, and measured one at a time on GPU 0: each is checked against
+source each, a batch of -j candidates compiling while the previous batch
+is measured, one candidate at a time, on GPU 0: each is checked against
 the reference interpreter (or, above --max-work, against kgen's reference
 kernels) before it is timed, with a warm-up of 10 ms and max(10, 40 ms of)
 samples. A candidate that fails to compile, exceeds a resource limit,
@@ -63,8 +64,8 @@ default configuration, else the smallest (comparing values parameter by
 parameter, in name order). Two runs on the same machine so pick the same
 configuration unless the difference is real.
 
-The database (--db, default: kgen/tune.jsonl in the user's cache directory)
-is JSON lines, appended to one whole line at a time under a file lock: a
+The database (--db, default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the
+user's cache directory) is JSON lines, appended to one whole line at a time under a file lock: a
 killed run resumes without measuring again what it measured (records with
 the same kernel IR hash, shape, device, driver, target, toolchain,
 templates and configurations answer for the measurement), and concurrent
@@ -90,7 +91,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 			seed := fs.Uint64("seed", 1, "seed of the strategies' random choices")
 			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
 			confirm := fs.Int("confirm", 3, "re-time this many finalists interleaved to pick the winner")
-			dbPath := fs.String("db", "", "the tuning database (default: kgen/tune.jsonl in the user's cache directory)")
+			dbPath := fs.String("db", "", "the tuning database (default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the user's cache directory)")
 			asJSON := fs.Bool("json", false, "print JSON lines instead of text")
 			dryRun := fs.Bool("dry-run", false, "print each launch's space (size, valid configurations, default) and stop")
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
@@ -112,6 +113,9 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 					}
 				}
 				db := &tune.DB{Path: path}
+				off := func() int {
+					return usageError("tune", "the tuning database is off (--db or KGEN_TUNE_DB); give one with --db")
+				}
 				var want []string
 				if *kernels != "" {
 					want = strings.Split(*kernels, ",")
@@ -125,6 +129,8 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				switch {
 				case modes > 1:
 					return usageError("tune", "--simulate, --export and --import go one at a time")
+				case modes == 1 && path == "off":
+					return off()
 				case *simulate:
 					return simulateDB(db, want, *seeds, *batch, *budget, *asJSON)
 				case *export != "":
@@ -164,6 +170,9 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				}
 				if *dryRun {
 					return drySpaces(insts, tgt)
+				}
+				if path == "off" {
+					return off()
 				}
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
@@ -225,8 +234,12 @@ func drySpaces(insts []tuneTarget, tgt kgrt.Target) int {
 			for _, prm := range s.Params {
 				params = append(params, fmt.Sprintf("%s %v", prm.Name, prm.Values))
 			}
-			fmt.Fprintf(stdout, "%s launch %d: %s: %d configurations, %d valid; default %s\n  %s\n",
-				t.inst.Name, i, l.Template.Name(), s.Size(), s.Count(), l.Config, strings.Join(params, "; "))
+			valid := "too many to count"
+			if s.Size() <= 1<<20 {
+				valid = fmt.Sprint(s.Count())
+			}
+			fmt.Fprintf(stdout, "%s launch %d: %s: %d configurations, %s valid; default %s\n  %s\n",
+				t.inst.Name, i, l.Template.Name(), s.Size(), valid, l.Config, strings.Join(params, "; "))
 		}
 	}
 	return exitOK
@@ -383,8 +396,16 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 				Device: s.device, Target: s.tgt.String(), Toolchain: s.be.toolchain(), Templates: sum.Templates, Configs: cfgs, Launch: i,
 				Default: tune.Key(c) == tune.Key(defaults[i])}
 		}
-		s.progress.begin(fmt.Sprintf("%s launch %d (%s)", in.Name, i, l.Template.Name()))
-		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: s.jobs,
+		expect := 0
+		if s.strategy == "exhaustive" && space.Size() <= 1<<20 {
+			expect = int(space.Count())
+		}
+		what := fmt.Sprintf("%s launch %d (%s): %s of %d points", in.Name, i, l.Template.Name(), s.strategy, space.Size())
+		if expect > 0 {
+			what += fmt.Sprintf(", %d valid", expect)
+		}
+		s.progress.begin(what)
+		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: s.jobs, Expect: expect,
 			Known: func(c lower.Config) (tune.Result, bool) {
 				r, ok := s.known[rec(c).Key()]
 				if !ok {

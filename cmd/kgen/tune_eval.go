@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
@@ -24,6 +25,11 @@ var (
 	searchTiming  = kgrt.TimeSpec{WarmupMS: 10, MinReps: 10, MinMS: 40}
 	confirmTiming = kgrt.TimeSpec{}
 )
+
+// candidateTimeout bounds one candidate's check and timing together: a
+// candidate that hangs is a Timeout failure after it, not after the
+// runner's default deadlines (a minute a command, five for a timing).
+const candidateTimeout = 60 * time.Second
 
 // candidateEval compiles and measures the configurations of one launch of
 // one instance through the target's backend: tune.Evaluator on a GPU.
@@ -126,12 +132,22 @@ func (e *candidateEval) Compile(ctx context.Context, cands []lower.Config) []err
 	return errs
 }
 
+// lookup returns the compiled candidate of c, or nil; the next batch may
+// be compiling meanwhile.
+func (e *candidateEval) lookup(c lower.Config) *candidate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.compiled[tune.Key(c)]
+}
+
 func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
-	cand := e.compiled[tune.Key(c)]
+	cand := e.lookup(c)
 	if cand == nil {
 		return kgrt.Timing{}, fmt.Errorf("%s was not compiled", tune.Key(c))
 	}
 	defer cand.x.Unload(ctx)
+	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
+	defer cancel()
 	res := cand.x.CheckOutputs(ctx, cand.plan, e.inst.Env, e.inputs, e.want, 1, tensor.Normal)
 	if res.Err != nil {
 		return kgrt.Timing{}, res.Err
@@ -160,13 +176,15 @@ func (e *candidateEval) time(ctx context.Context, cand *candidate, spec kgrt.Tim
 // confirmation, compiling it first when its result came from the
 // database.
 func (e *candidateEval) confirmTime(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
-	if e.compiled[tune.Key(c)] == nil {
+	if e.lookup(c) == nil {
 		if err := e.Compile(ctx, []lower.Config{c})[0]; err != nil {
 			return kgrt.Timing{}, err
 		}
 	}
-	cand := e.compiled[tune.Key(c)]
+	cand := e.lookup(c)
 	defer cand.x.Unload(ctx)
+	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
+	defer cancel()
 	return e.time(ctx, cand, confirmTiming)
 }
 

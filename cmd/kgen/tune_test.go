@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/ir"
@@ -191,5 +192,23 @@ func TestTuneSimulateExportImport(t *testing.T) {
 	}
 	if code, _, errText := kgen(t, "tune", "--simulate", "--db", filepath.Join(dir, "none.jsonl")); code != exitUser || !strings.Contains(errText, "holds no measured spaces") {
 		t.Errorf("empty db: exit %d %s", code, errText)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	best := tune.Result{Config: lower.Config{"BM": 128, "BN": 64}, Time: kgrt.Timing{MedianUS: 80}}
+	p := tune.Progress{Done: 30, Failed: 2, Total: 120, Best: &best, DefaultUS: 100, ETA: 90 * time.Second, Last: &best}
+	want := "30/120 evaluated, 2 failed; best 80.00 us (1.25x the default) BM=128, BN=64; 1m30s left"
+	if got := progressLine(p); got != want {
+		t.Errorf("progress line\n got %q\nwant %q", got, want)
+	}
+	// Not a terminal: a plain line per evaluation, no carriage returns.
+	var buf strings.Builder
+	pp := newProgressPrinter(&buf, false)
+	pp.begin("k launch 0")
+	pp.update(p)
+	pp.end()
+	if out := buf.String(); strings.Contains(out, "\r") || !strings.Contains(out, "tune: k launch 0: "+want+" [BM=128, BN=64: 80.00 us]\n") {
+		t.Errorf("log lines %q", out)
 	}
 }

@@ -19,7 +19,7 @@ type tunedFlags struct {
 }
 
 func (t *tunedFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.db, "db", "", `the tuning database whose configurations to use (default: kgen/tune.jsonl in the user's cache directory; "off": the heuristic defaults)`)
+	fs.StringVar(&t.db, "db", "", `the tuning database whose configurations to use (default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the user's cache directory; "off": the heuristic defaults)`)
 	fs.StringVar(&t.device, "device", "", `use configurations tuned on this GPU, e.g. "NVIDIA H100 80GB HBM3" (default: this machine's GPU 0, else any GPU of the target)`)
 }
 
@@ -28,15 +28,15 @@ func (t *tunedFlags) register(fs *flag.FlagSet) {
 // the target serve (the one with most records for the kernel). Notes on
 // the configuration each instance takes go to notes when it is not nil.
 func (t *tunedFlags) open(notes io.Writer) (*tunedConfigs, error) {
-	if t.db == "off" {
-		return nil, nil
-	}
 	path := t.db
 	if path == "" {
 		var err error
 		if path, err = tune.DefaultPath(); err != nil {
 			return nil, err
 		}
+	}
+	if path == "off" {
+		return nil, nil
 	}
 	recs, _, err := (&tune.DB{Path: path}).Load()
 	if err != nil {

@@ -48,7 +48,7 @@ type toolPaths struct {
 func (t *toolPaths) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.nvcc, "nvcc", "", "the nvcc to use (a file, or a CUDA install directory; default: PATH, then /usr/local/cuda)")
 	fs.StringVar(&t.hipcc, "hipcc", "", "the hipcc to use for AMD hip: targets (a file, or a ROCm directory; default: PATH, then /opt/rocm)")
-	fs.BoolVar(&t.tritonInterpret, "triton-interpret", false, "run triton: targets' kernels in Triton's interpreter on the CPU (no GPU needed; slow; no timing; Triton 3.6's interpreter gets bf16 tl.dot wrong)")
+	fs.BoolVar(&t.tritonInterpret, "triton-interpret", false, "run triton: targets' kernels in Triton's interpreter on the CPU (no GPU needed; slow; no timing)")
 	fs.StringVar(&t.python, "python", "", "the python3 to use for the Triton backend and bench's --baseline (default: python3 on PATH)")
 }
 

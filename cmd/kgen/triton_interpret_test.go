@@ -10,9 +10,8 @@ import (
 // reduction with fused lets, a column reduction, matrix products with
 // tl.dot, convolutions, gathers with ??) in Triton's interpreter on the
 // CPU through kgen test, which compares every output with kgen's own
-// interpreter at small shapes. Not bf16 products: Triton 3.6's interpreter
-// computes a bf16 tl.dot wrongly (a 16x16 product of bf16 ones is off by
-// 1e10 there, while f16 is exact), so those are checked on the GPU only. It needs the python of KGEN_TORCH_PYTHON
+// interpreter at small shapes, bf16 products and libdevice calls included
+// (the runner mends the interpreter's gaps there: interpret_gaps). It needs the python of KGEN_TORCH_PYTHON
 // (torch, triton and a NumPy older than 2.3; CI's .ci/install-torch), and
 // skips without it unless KGEN_REQUIRE_TOOLCHAINS=1.
 func TestTritonInterpreted(t *testing.T) {
@@ -26,7 +25,7 @@ func TestTritonInterpreted(t *testing.T) {
 		}
 		t.Skip("KGEN_TORCH_PYTHON is not set")
 	}
-	files := []string{"softmax.kg", "reductions.kg", "matmul.kg", "conv1d.kg", "depthwise_conv.kg", "pad_concat.kg"}
+	files := []string{"softmax.kg", "reductions.kg", "matmul.kg", "matmul_lowp.kg", "conv2d.kg", "activations.kg", "pad_concat.kg"}
 	args := []string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--max-work", "3e4"}
 	for _, f := range files {
 		args = append(args, "../../examples/"+f)

@@ -540,6 +540,45 @@ TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "floa
          "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64"}
 
 
+def interpret_gaps():
+    """Mends two gaps of Triton 3.6's interpreter that kgen's modules meet:
+    the libdevice functions they call (tanh, pow), which it does not run
+    ("extern_elementwise not supported in interpreter mode"), become numpy
+    on the interpreter's tensors; and bf16 tl.dot, which it computes on
+    the raw bits, widens its operands first."""
+    import numpy as np
+    import triton.language as tl
+    import triton.language.extra.libdevice as libdevice
+    from triton.runtime.interpreter import TensorHandle
+
+    def data(v):
+        return v.handle.data if hasattr(v, "handle") else v
+
+    def elementwise(f):
+        def call(*args, _semantic=None):
+            like = max((a for a in args if hasattr(a, "handle")), key=lambda a: np.ndim(data(a)))
+            out = f(*[data(a) for a in args]).astype(like.handle.data.dtype)
+            return tl.core.tensor(TensorHandle(out, like.handle.dtype), like.type)
+        return call
+    libdevice.tanh = elementwise(np.tanh)
+    libdevice.pow = elementwise(np.power)
+
+    # The interpreter keeps bf16 as its uint16 bits and multiplies those
+    # in tl.dot: bf16 operands are widened to f32 first (exact).
+    from triton.runtime import interpreter
+    builder = interpreter.interpreter_builder
+    dot = builder.create_dot
+
+    def widen(h):
+        if h.dtype != tl.bfloat16:
+            return h
+        return TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
+
+    def create_dot(a, b, d, input_precision, max_num_imprecise_acc):
+        return dot(widen(a), widen(b), d, input_precision, max_num_imprecise_acc)
+    builder.create_dot = create_dot
+
+
 class InterpretRunner(Runner):
     """The runner in Triton's interpreter mode, on the CPU: the same
     protocol, buffers in host memory, each launch executed by numpy."""
@@ -549,6 +588,7 @@ class InterpretRunner(Runner):
         self.dev = torch.device("cpu")
         self.next_id = 1
         self.modules, self.funcs, self.buffers = {}, {}, {}
+        interpret_gaps()
 
     def func(self, t):
         if len(t) != 3:

@@ -468,14 +468,20 @@ var torchFns = map[ir.Builtin]string{
 	ir.Ceil: "torch.ceil", ir.MinFn: "torch.minimum", ir.MaxFn: "torch.maximum", ir.Pow: "torch.pow", ir.TF32: "_tf32",
 }
 
-func (e *emitter) call(x *ir.Call) val {
-	var args []val
+// exprs translates xs and returns the union of their axes.
+func (e *emitter) exprs(xs []ir.Expr) ([]val, []*ir.Index) {
+	var vs []val
 	var u []*ir.Index
-	for _, a := range x.Args {
-		v := e.expr(a)
-		args = append(args, v)
+	for _, x := range xs {
+		v := e.expr(x)
+		vs = append(vs, v)
 		u = union(u, v.axes)
 	}
+	return vs, u
+}
+
+func (e *emitter) call(x *ir.Call) val {
+	args, u := e.exprs(x.Args)
 	codes := make([]string, len(args))
 	for i, a := range args {
 		codes[i] = e.alignTensor(a, u)
@@ -559,13 +565,7 @@ func (e *emitter) load(x *ir.Load) val {
 		}
 		return val{code: e.bind(name + "[" + strings.Join(sub, ", ") + "]"), axes: axes, t: x.Tensor.DType}
 	}
-	var idx []val
-	var u []*ir.Index
-	for _, ix := range x.Index {
-		v := e.expr(ix)
-		idx = append(idx, v)
-		u = union(u, v.axes)
-	}
+	idx, u := e.exprs(x.Index)
 	var sub, inside []string
 	for d, v := range idx {
 		code := e.align(v, u)

@@ -289,7 +289,13 @@ func TestTargetFacts(t *testing.T) {
 		"sm_90":  {232448, 11, 8},
 		"sm_90a": {232448, 12, 0},
 	}
-	if len(Targets()) != len(want) {
+	cuda := 0
+	for _, tg := range Targets() {
+		if tg.Backend == "cuda" {
+			cuda++
+		}
+	}
+	if cuda != len(want) {
 		t.Errorf("Targets() = %v", Targets())
 	}
 	for _, tg := range Targets() {

@@ -29,6 +29,19 @@ func StartPythonRunner(ctx context.Context, python, cacheDir string, device int)
 	return startRunner(ctx, []string{python, script, strconv.Itoa(device)}, nil)
 }
 
+// StartTritonInterpreter starts the Triton runner in interpreter mode:
+// kernels run on the CPU through Triton's interpreter (TRITON_INTERPRET=1)
+// on numpy buffers, as if on a GPU of compute capability cc (90); python
+// needs triton and numpy, not torch or a GPU. It checks kernels; it does
+// not time them.
+func StartTritonInterpreter(ctx context.Context, python, cacheDir string, cc int) (*Runner, error) {
+	script, err := writeRunnerScript(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return startRunner(ctx, []string{python, script, "--interpret", strconv.Itoa(cc)}, nil)
+}
+
 func writeRunnerScript(cacheDir string) (string, error) {
 	if cacheDir == "" {
 		var err error

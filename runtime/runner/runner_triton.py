@@ -3,6 +3,8 @@
 # (runtime/runner_triton.go) embeds this file and starts it as
 #
 #   python runner_triton.py DEVICE_INDEX
+#   python runner_triton.py --interpret CC   (Triton's interpreter on the
+#                                             CPU, numpy buffers, no timing)
 #
 #   load PATH        imports the module (importlib); its KERNELS table
 #                    describes the entry points
@@ -209,6 +211,8 @@ class Runner:
         if i not in self.buffers:
             raise proto_error("unknown buffer " + t[1])
         del self.buffers[i]
+        if hasattr(self, "zoned"):
+            self.zoned.pop(i, None)
         return "ok"
 
     def write(self, line, t):
@@ -298,18 +302,21 @@ class Runner:
             raise Fail("CUDA_ERROR_INVALID_VALUE", "%s takes %d arguments, the launch gives %d" % (f["name"], len(runtime), len(raw)))
         vals = iter(self.parse_arg(s, k[1]) for s, k in zip(raw, runtime))
         args = [k[2] if k[1] == "constexpr" else next(vals) for k in kinds]
-        kernel = f["kernel"]
-        gx, gy, gz = grid
-        stream = self.stream.cuda_stream
+        grid = tuple(grid)
 
         def run():
-            kernel[(gx, gy, gz)](*args, stream=stream)
+            self.call(f, grid, args)
         return run, i + 9 + n
+
+    def pointer(self, b, ty):
+        return 0 if b is None else b.data_ptr()
+
+    def call(self, f, grid, args):
+        f["kernel"][grid](*args, stream=self.stream.cuda_stream)
 
     def parse_arg(self, s, ty):
         if len(s) > 1 and s[0] == "b" and ":" not in s:
-            b = self.buffer(s[1:])
-            return 0 if b is None else b.data_ptr()
+            return self.pointer(self.buffer(s[1:]), ty)
         kind, sep, v = s.partition(":")
         if not sep:
             raise proto_error("bad argument '%s' (bBUF, i64:, i32:, u16:, f32:, f64:)" % s)
@@ -335,6 +342,8 @@ class Runner:
             raise proto_error("argument count %s does not match the %d arguments given" % (t[9], len(t) - 10))
         try:
             run()
+        except Fail:
+            raise
         except Exception as e:
             raise gpu_fail(e, "launch")
         return "ok"
@@ -507,6 +516,173 @@ class Runner:
         raise proto_error("unknown command '%s'" % c)
 
 
+# Storage dtypes of Triton's pointer types, by torch's names (which the
+# interpreter reads from a tensor's dtype).
+POINTEE = {"*fp64": "float64", "*fp32": "float32", "*fp16": "float16", "*bf16": "bfloat16", "*i64": "int64",
+           "*i32": "int32", "*i8": "int8", "*u8": "uint8", "*i1": "bool"}
+
+
+class HostDType:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return "torch." + self.name
+
+    __repr__ = __str__
+
+
+class HostTensor:
+    """A host buffer as Triton's interpreter sees a tensor: a typed base
+    pointer. The interpreter copies tensors to the host and back; these
+    are there already."""
+
+    def __init__(self, base, dtype):
+        self.base, self.dtype = base, HostDType(dtype)
+
+    def data_ptr(self):
+        return self.base.ctypes.data
+
+    def untyped_storage(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def new_empty(self, *args, **kwargs):
+        return self
+
+    def set_(self, *args):
+        return self
+
+    def storage_offset(self):
+        return 0
+
+    def size(self):
+        return (self.base.nbytes,)
+
+    def stride(self):
+        return (1,)
+
+    def copy_(self, other):
+        return self
+
+
+class InterpRunner(Runner):
+    """The protocol on the CPU: buffers in host memory (numpy), kernels run
+    by Triton's interpreter (TRITON_INTERPRET=1), launches synchronous.
+    With it kgen checks emitted kernels against its reference interpreter
+    without a GPU; it does not time (time and copybw reply ENOTSUP)."""
+
+    # Every buffer sits between two red zones of REDZONE bytes of
+    # REDBYTE; a launch that changes one wrote out of bounds.
+    REDZONE, REDBYTE = 256, 0xA5
+
+    def __init__(self, np, triton, cc):
+        self.np, self.triton = np, triton
+        self.next_id = 1
+        self.modules, self.funcs, self.buffers = {}, {}, {}
+        self.zoned = {}  # buffer id -> the allocation with its red zones
+        self.cc = cc
+
+    def func(self, t):
+        if len(t) != 3:
+            raise proto_error("usage: func MOD NAME")
+        i = parse_int(t[1], "module id")
+        if i not in self.modules:
+            raise proto_error("unknown module " + t[1])
+        entry = self.modules[i].get(t[2])
+        if entry is None:
+            raise Fail("CUDA_ERROR_NOT_FOUND", "no entry point %s in the module" % t[2])
+        consts = entry["constexprs"]
+        kinds = [(name, ty, consts.get(name)) for name, ty in entry["signature"].items()]
+        f = self.new_id()
+        self.funcs[f] = {"module": i, "kernel": entry["fn"], "kinds": kinds, "threads": 32 * entry["num_warps"], "name": t[2]}
+        return "ok %d 0 0 %d" % (f, 32 * entry["num_warps"])
+
+    def alloc(self, t):
+        if len(t) != 2:
+            raise proto_error("usage: alloc BYTES")
+        n = parse_nonneg(t[1], "byte count")
+        i = self.new_id()
+        z = self.REDZONE
+        full = self.np.full(n + 2 * z, self.REDBYTE, dtype=self.np.uint8)
+        self.zoned[i] = full
+        self.buffers[i] = full[z:z + n] if n > 0 else None
+        return "ok %d" % i
+
+    def write(self, line, t):
+        if len(t) < 3:
+            raise proto_error("usage: write BUF PATH")
+        b = self.buffer(t[1])
+        path = rest(line, 2)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            raise Fail("EIO", "open %s: %s" % (path, e.strerror))
+        size = 0 if b is None else b.nbytes
+        if len(data) != size:
+            raise Fail("ESIZE", "file %s holds %d bytes, buffer %s holds %d" % (path, len(data), t[1], size))
+        if size:
+            b[:] = self.np.frombuffer(data, dtype=self.np.uint8)
+        return "ok"
+
+    def read(self, line, t):
+        if len(t) < 3:
+            raise proto_error("usage: read BUF PATH")
+        b = self.buffer(t[1])
+        path = rest(line, 2)
+        data = b"" if b is None else b.tobytes()
+        tmp = path + ".tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise Fail("EIO", "write %s: %s" % (tmp, e.strerror))
+        return "ok"
+
+    def fill(self, t):
+        if len(t) != 3:
+            raise proto_error("usage: fill BUF BYTE")
+        b = self.buffer(t[1])
+        v = parse_int(t[2], "byte")
+        if v < 0 or v > 255:
+            raise proto_error("fill byte out of range '%s'" % t[2])
+        if b is not None:
+            b.fill(v)
+        return "ok"
+
+    def pointer(self, b, ty):
+        if b is None:
+            b = self.np.zeros(16, dtype=self.np.uint8)
+        return HostTensor(b, POINTEE[ty])
+
+    def call(self, f, grid, args):
+        f["kernel"][grid](*args)
+        z = self.REDZONE
+        for i, full in self.zoned.items():
+            if i in self.buffers and ((full[:z] != self.REDBYTE).any() or (full[len(full) - z:] != self.REDBYTE).any()):
+                raise Fail("CUDA_ERROR_ILLEGAL_ADDRESS", "%s wrote outside buffer %d" % (f["name"], i))
+
+    def sync(self, t):
+        if len(t) != 1:
+            raise proto_error("usage: sync")
+        return "ok"
+
+    def time(self, t):
+        raise Fail("ENOTSUP", "the interpreter does not time kernels")
+
+    def copybw(self, t):
+        raise Fail("ENOTSUP", "the interpreter does not time copies")
+
+    def info(self, t):
+        if len(t) != 1:
+            raise proto_error("usage: info")
+        return "ok Triton interpreter (CPU)|%d|%d|1|0|%d|0|0|1024" % (self.cc // 10, self.cc % 10, 1 << 34)
+
+
 def serve(make_runner, inp, proto):
     """Runs the protocol: the greeting, then a reply a command. make_runner
     opens the device (a Fail is the greeting's error)."""
@@ -552,6 +728,20 @@ def main():
     os.dup2(2, 1)
     proto = os.fdopen(fd, "w")
     sys.stdout = sys.stderr
+    if len(sys.argv) > 1 and sys.argv[1] == "--interpret":
+        # python runner_triton.py --interpret CC: Triton's interpreter on
+        # the CPU, as if on a GPU of compute capability CC.
+        os.environ["TRITON_INTERPRET"] = "1"
+        cc = int(sys.argv[2]) if len(sys.argv) > 2 else 90
+
+        def make_interp():
+            try:
+                import numpy
+                import triton
+            except Exception as e:
+                raise Fail("CUDA_ERROR_NOT_INITIALIZED", "the Triton interpreter needs numpy and triton: %s" % e)
+            return InterpRunner(numpy, triton, cc)
+        sys.exit(serve(make_interp, sys.stdin, proto))
     device = int(sys.argv[1]) if len(sys.argv) > 1 else 0
 
     def make():

@@ -314,6 +314,11 @@ func (e *emitter) store(s *ir.Stmt, mask string) {
 	if len(s.Index) == 0 {
 		ptr = name(s.Target.Name)
 	}
+	// A block of values goes through a block of pointers: a scalar output
+	// computed by a block's lanes (masked to one) is stored by each.
+	if e.shape != "" && !slices.ContainsFunc(refs, e.laneDependent) {
+		ptr += fmt.Sprintf(" + tl.zeros(%s, tl.int32)", e.shape)
+	}
 	if mask == "" {
 		e.line("tl.store(%s, %s)", ptr, val)
 	} else {

@@ -314,9 +314,9 @@ func (e *emitter) store(s *ir.Stmt, mask string) {
 	if len(s.Index) == 0 {
 		ptr = name(s.Target.Name)
 	}
-	// As for loads: a masked store's pointer must be a block like its mask
-	// and value (a scalar output stored by the lane its mask keeps).
-	if !slices.ContainsFunc(refs, e.laneDependent) && e.shape != "" && mask != "" {
+	// A block of values goes through a block of pointers: a scalar output
+	// computed by a block's lanes (masked to one) is stored by each.
+	if e.shape != "" && !slices.ContainsFunc(refs, e.laneDependent) {
 		ptr += fmt.Sprintf(" + tl.zeros(%s, tl.int32)", e.shape)
 	}
 	if mask == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
@@ -73,6 +74,40 @@ func TestBuildTritonExamples(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestBuildTritonReference compiles the reference kernels kgen test runs
+// for a Triton target (the generic template, f64 accumulators) for
+// triton:sm_90.
+func TestBuildTritonReference(t *testing.T) {
+	python := needTriton(t)
+	examples, _ := filepath.Glob("../../examples/*.kg")
+	tgt, err := kgrt.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be, err := openBackend(tgt, toolPaths{python: python}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diags diag.List
+	files := loadFiles(examples, &diags)
+	b := &builder{target: tgt, be: be, out: t.TempDir()}
+	refs, err := b.emitReference(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.compile(context.Background(), refs, 4, false, &diags)
+	if diags.HasErrors() {
+		var sb strings.Builder
+		diags.Print(&sb)
+		t.Fatalf("reference kernels do not compile:\n%s", sb.String())
+	}
+	for _, u := range refs {
+		if u.binary == "" {
+			t.Errorf("%s: no binary", u.stem)
 		}
 	}
 }

@@ -581,14 +581,48 @@ def interpret_gaps():
 
 class InterpretRunner(Runner):
     """The runner in Triton's interpreter mode, on the CPU: the same
-    protocol, buffers in host memory, each launch executed by numpy."""
+    protocol, buffers in host memory, each launch executed by numpy. The
+    interpreter addresses host tensors by their real addresses, so every
+    buffer sits between two red zones of REDZONE bytes of REDBYTE: a
+    launch that changes one stored out of bounds, which is reported as the
+    GPU would (an illegal address)."""
+
+    REDZONE, REDBYTE = 256, 0xA5
 
     def __init__(self, torch, triton):
         self.torch, self.triton = torch, triton
         self.dev = torch.device("cpu")
         self.next_id = 1
         self.modules, self.funcs, self.buffers = {}, {}, {}
+        self.zoned = {}  # buffer id -> the allocation with its red zones
         interpret_gaps()
+
+    def alloc(self, t):
+        if len(t) != 2:
+            raise proto_error("usage: alloc BYTES")
+        n = parse_nonneg(t[1], "byte count")
+        z = self.REDZONE
+        full = self.torch.full((n + 2 * z,), self.REDBYTE, dtype=self.torch.uint8)
+        i = self.new_id()
+        self.zoned[i] = full
+        self.buffers[i] = full[z:z + n] if n > 0 else None
+        return "ok %d" % i
+
+    def free(self, t):
+        out = Runner.free(self, t)
+        self.zoned.pop(parse_int(t[1], "buffer id"), None)
+        return out
+
+    def launch(self, t):
+        out = Runner.launch(self, t)
+        z = self.REDZONE
+        for i, full in self.zoned.items():
+            n = full.numel() - 2 * z
+            if bool((full[:z] != self.REDBYTE).any()) or bool((full[z + n:] != self.REDBYTE).any()):
+                full[:z] = self.REDBYTE
+                full[z + n:] = self.REDBYTE
+                raise Fail("CUDA_ERROR_ILLEGAL_ADDRESS", "out-of-bounds store next to buffer %d (its red zone changed)" % i)
+        return out
 
     def func(self, t):
         if len(t) != 3:

@@ -35,7 +35,7 @@ func FindTriton(ctx context.Context, python string) (*Triton, error) {
 }
 
 // TritonPin is the triton version kgen is tested with: the one on kgen's
-// H100 machine, and CI's (.ci/install-triton).
+// H100 machine, and CI's (.ci/install-torch, whose torch brings it).
 const TritonPin = "3.6.0"
 
 // String names the toolchain for reports: "triton 3.6.0 (python 3.11.7)".

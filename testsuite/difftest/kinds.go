@@ -44,7 +44,9 @@ func (g *gen) chain() {
 	if g.chance(0.5) {
 		lt := g.let(dims, kFloat)
 		g.emit(true, lt, g.lhsItems(sc, false), g.floatExpr(2, l))
-		l.reads = append(l.reads, lt)
+		dt := pickOf(g, []string{"f32", "f32", "f16", "bf16"})
+		g.emit(false, g.output(dt, dims), sc.idx, bin(pickOf(g, []string{"+", "*", "-"}), kFloat, g.plainRead(lt, sc), g.floatExpr(2, l)))
+		return
 	}
 	dt := g.outDType()
 	g.emit(false, g.output(dt, dims), sc.idx, g.valueFor(dt, 2, l))
@@ -155,14 +157,21 @@ func (g *gen) rowReduce() {
 				return bin("+", kFloat, xr(ls, d), body)
 			}))
 		}
+		// Every let is read by the output, so none is dead.
+		useAll := func(e *Expr) *Expr {
+			for _, t := range lets {
+				e = bin(pickOf(g, []string{"+", "*", "-"}), kFloat, e, at(t))
+			}
+			return e
+		}
 		if g.chance(0.5) {
 			l := g.leavesFor(full, false)
 			l.reads = append([]*tval{x}, lets...)
-			g.emit(false, g.output(dt, append(slices.Clone(outer), D)), full.idx, bin("+", kFloat, X, g.floatExpr(2, l)))
+			g.emit(false, g.output(dt, append(slices.Clone(outer), D)), full.idx, useAll(bin("+", kFloat, X, g.floatExpr(2, l))))
 		} else {
 			ol := g.leavesFor(&scope{idx: outIdx, dim: outer, used: map[string]bool{}}, false)
 			ol.reads = lets
-			g.emit(false, g.output(dt, outer), outIdx, g.floatExpr(2, ol))
+			g.emit(false, g.output(dt, outer), outIdx, useAll(g.floatExpr(2, ol)))
 		}
 	}
 }
@@ -335,8 +344,7 @@ func (g *gen) contraction() {
 	case 4:
 		t := g.let(outDims, kFloat)
 		g.emit(true, t, g.lhsItems(osc, false), prod)
-		l.reads = append(l.reads, t)
-		rhs = g.floatExpr(2, l)
+		rhs = bin(pickOf(g, []string{"+", "*", "-"}), kFloat, g.plainRead(t, osc), g.floatExpr(2, l))
 	}
 	dt := pickOf(g, []string{"f32", in, in})
 	if in == "f64" {

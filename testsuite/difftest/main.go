@@ -84,6 +84,7 @@ func run() int {
 	asJSON := flag.Bool("json", false, "print the summary as JSON")
 	genDir := flag.String("gen", "", "only write -n generated specs to this directory")
 	kinds := flag.String("kinds", "", "only generate these statement kinds (comma-separated), one block each")
+	specsDir := flag.String("specs", "", "check the .kg files of this directory instead of generating specs (no minimizing)")
 	flag.Parse()
 
 	gen := func(s uint64) *Spec {
@@ -107,7 +108,7 @@ func run() int {
 		}
 		return 0
 	}
-	if *n <= 0 && *limit <= 0 {
+	if *n <= 0 && *limit <= 0 && *specsDir == "" {
 		fmt.Fprintln(os.Stderr, "difftest: give -n or -time")
 		return 2
 	}
@@ -142,6 +143,21 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "difftest: not compiling for %s: %s\n", t, why)
 	}
 	start := time.Now()
+	if *specsDir != "" {
+		paths, _ := filepath.Glob(filepath.Join(*specsDir, "*.kg"))
+		fails := c.checkAll(paths)
+		sum.Specs = len(paths)
+		for _, p := range paths {
+			if len(fails[p]) > 0 {
+				sum.Failing++
+			}
+			for _, f := range fails[p] {
+				sum.Failures[f.Class]++
+				fmt.Fprintf(os.Stderr, "FAIL %s: %s%s: %s\n%s\n", p, f.Class, onTarget(f.Target), f.Stage, f.Detail)
+			}
+		}
+		*n = sum.Specs // no generation below
+	}
 	seen := map[string]bool{}
 	next := *seed
 	for (*n <= 0 || sum.Specs < *n) && (*limit <= 0 || time.Since(start) < *limit) {

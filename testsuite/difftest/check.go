@@ -234,11 +234,16 @@ func firstLine(s string) string {
 // compile builds paths for every target with a toolchain, all at once, and
 // one at a time when that fails, to find the specs at fault.
 func (c *checker) compile(paths []string) map[string][]Failure {
+	return c.compileFor(paths, c.compilers)
+}
+
+// compileFor is compile for some of the targets.
+func (c *checker) compileFor(paths []string, targets []kgrt.Target) map[string][]Failure {
 	fails := map[string][]Failure{}
 	if len(paths) == 0 {
 		return fails
 	}
-	for _, t := range c.compilers {
+	for _, t := range targets {
 		dir, err := os.MkdirTemp(c.work, "build")
 		if err != nil {
 			continue

@@ -143,6 +143,7 @@ var blockKinds = []struct {
 	{"groupnorm", 1, (*gen).groupnorm},
 	{"quantize", 1, (*gen).quantize},
 	{"chain", 2, (*gen).chain},
+	{"nested", 1, (*gen).nested},
 }
 
 // block adds a block of statements of kind, or of a random kind.
@@ -386,7 +387,13 @@ func (g *gen) leafRead(t *tval, sc *scope) *Expr {
 		D := name(d, kInt)
 		one := lit("1", kInt)
 		c := lit(fmt.Sprint(1+g.pick(3)), kInt)
-		switch g.pick(8) {
+		switch g.pick(9) {
+		case 8: // a read guarded by a condition instead of ??
+			if len(t.dims) == 1 {
+				shifted := read(t.name, t.kind, bin("-", kInt, ix, one))
+				return cond(bin(">", kBool, ix.Clone(), lit("0", kInt)), shifted, g.padValue(t.kind))
+			}
+			idx = append(idx, ix)
 		case 0: // flip
 			idx = append(idx, bin("-", kInt, bin("-", kInt, D, one), ix))
 		case 1: // rotate

@@ -120,7 +120,15 @@ func (g *gen) rowReduce() {
 	X := read(x.name, kFloat, append(idxNames(outIdx), name(dIdx, kInt))...)
 	at := func(t *tval) *Expr { return read(t.name, kFloat, idxNames(outIdx)...) }
 	dt := pickOf(g, []string{"f32", "f32", "f16", "bf16"})
-	switch g.pick(4) {
+	switch g.pick(5) {
+	case 4: // a reduction inline in the output's expression
+		j := full.fresh()
+		op := pickOf(g, []string{"max", "min", "sum"})
+		r := reduce(op, []string{j}, []string{D}, read(x.name, kFloat, append(idxNames(outIdx), name(j, kInt))...))
+		if op == "sum" {
+			r = bin("/", kFloat, r, name(D, kInt))
+		}
+		g.emit(false, g.output(dt, append(slices.Clone(outer), D)), full.idx, bin("-", kFloat, X, r))
 	case 0: // softmax
 		mx := red("max", xr)
 		den := red("sum", func(ls *scope, d string) *Expr {
@@ -252,6 +260,19 @@ func (g *gen) fullReduce() {
 	op := pickOf(g, reduceOps)
 	l := g.leavesFor(sc, false)
 	l.reads = []*tval{x}
+	if x.dtype != "f64" && g.chance(0.4) {
+		// A scalar let, then an elementwise statement normalizing by it.
+		s := &tval{name: g.let(nil, kFloat).name, kind: kFloat}
+		body := bin("*", kFloat, g.plainRead(x, sc), g.plainRead(x, sc))
+		g.emit(true, s, nil, reduce("sum", items, dims, body))
+		oc := newScope()
+		for _, d := range dims {
+			oc.bind(d)
+		}
+		y := bin("*", kFloat, g.plainRead(x, oc), call("rsqrt", kFloat, bin("+", kFloat, name(s.name, kFloat), lit("1", kFloat))))
+		g.emit(false, g.output(pickOf(g, []string{"f32", "bf16"}), dims), oc.idx, y)
+		return
+	}
 	body := g.plainRead(x, sc)
 	dt := "f64"
 	if x.dtype != "f64" || g.chance(0.5) {
@@ -620,4 +641,20 @@ func (g *gen) quantize() {
 		deq := bin("*", kFloat, call("f32", kFloat, bin("-", kInt, g.plainRead(Q, sc2), name(zp, kInt))), name(scale, kFloat))
 		g.emit(false, g.output("f32", dims), sc2.idx, deq)
 	}
+}
+
+// nested: a reduction of an activation of a contraction, as in a linear
+// layer followed by a row sum: Y[b] = sum[o](relu(sum[i](X[b, i] * W[o, i]) + bias[o])).
+func (g *gen) nested() {
+	B, O, I := g.someDim(), g.newDim(1, 24), g.newDim(1, 24)
+	dt := pickOf(g, []string{"f32", "f32", "bf16", "f16"})
+	X, W, bias := g.input(dt, []string{B, I}), g.input(dt, []string{O, I}), g.input(dt, []string{O})
+	sc := newScope()
+	b := sc.bind(B)
+	o, i := sc.bind(O), sc.bind(I)
+	inner := reduce("sum", []string{i}, []string{I}, bin("*", kFloat, read(X.name, kFloat, name(b, kInt)), read(W.name, kFloat, name(o, kInt))))
+	inner.Args[0].Args[0].Args = append(inner.Args[0].Args[0].Args, name(i, kInt))
+	inner.Args[0].Args[1].Args = append(inner.Args[0].Args[1].Args, name(i, kInt))
+	act := call(pickOf(g, []string{"relu", "tanh", "sigmoid"}), kFloat, bin("+", kFloat, inner, read(bias.name, kFloat, name(o, kInt))))
+	g.emit(false, g.output(pickOf(g, []string{"f32", dt}), []string{B}), []string{b}, reduce(pickOf(g, []string{"sum", "max"}), []string{o}, []string{O}, act))
 }

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -237,11 +238,21 @@ func (c *checker) reproduce(s *Spec, f Failure, seed uint64, budget time.Duratio
 		name = fmt.Sprintf("%s-%s-s%d.kg", f.Class, strings.NewReplacer(":", "_", " ", "_").Replace(f.Target), seed)
 	}
 	r.File = filepath.Join(corpus, name)
+	// Scratch paths mean nothing in the corpus.
+	f.Stage, f.Detail = c.scrub(f.Stage), c.scrub(f.Detail)
 	text := reproducer(m, f, fmt.Sprintf("go run ./testsuite/difftest -seed %d (spec %d)", seed, seed), from, true)
 	if err := os.WriteFile(r.File, []byte(text), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "difftest:", err)
 	}
 	return r
+}
+
+var scratchDir = regexp.MustCompile(`\b(build|emit|min|emu|probe)[0-9]+/`)
+
+// scrub removes the scratch directory from a failure's text.
+func (c *checker) scrub(s string) string {
+	s = regexp.MustCompile(regexp.QuoteMeta(c.work)+`/(batch[0-9]+/)?`).ReplaceAllString(s, "")
+	return scratchDir.ReplaceAllString(s, "OUT/")
 }
 
 func (s *summary) print() {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	kgrt "kgen.dev/kgen/runtime"
 )
 
 // reproduces reports whether spec s still fails with f's signature. It
@@ -38,7 +40,13 @@ func (c *checker) reproduces(s *Spec, f Failure) bool {
 		}
 		got = c.emulate([]string{path})[path]
 	case classCompile:
-		got = c.compile([]string{path})[path]
+		var only []kgrt.Target
+		for _, t := range c.compilers {
+			if t.String() == f.Target {
+				only = append(only, t)
+			}
+		}
+		got = c.compileFor([]string{path}, only)[path]
 	default:
 		got = c.quick(path)
 		if f.Class == classPanic || f.Class == classTimeout {

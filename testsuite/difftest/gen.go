@@ -760,6 +760,19 @@ func (g *gen) instances() {
 				}
 			}
 		}
+		// Sometimes an empty tensor: a dim of 0 (sizes may be 0; a sum
+		// over nothing is 0, a max -inf).
+		if g.chance(0.15) {
+			var ones []string
+			for _, d := range g.dims {
+				if !d.derived && d.lo <= 1 {
+					ones = append(ones, d.name)
+				}
+			}
+			if len(ones) > 0 {
+				small[pickOf(g, ones)] = 0
+			}
+		}
 		bind(g.k.Name+"_b", small)
 	}
 }

@@ -247,12 +247,12 @@ func (c *checker) reproduce(s *Spec, f Failure, seed uint64, budget time.Duratio
 	return r
 }
 
-var scratchDir = regexp.MustCompile(`\b(build|emit|min|emu|probe)[0-9]+/`)
+var scratchDir = regexp.MustCompile(`\b(build|emit|min|emu|probe)[0-9]+\b`)
 
 // scrub removes the scratch directory from a failure's text.
 func (c *checker) scrub(s string) string {
 	s = regexp.MustCompile(regexp.QuoteMeta(c.work)+`/(batch[0-9]+/)?`).ReplaceAllString(s, "")
-	return scratchDir.ReplaceAllString(s, "OUT/")
+	return scratchDir.ReplaceAllString(s, "OUT")
 }
 
 func (s *summary) print() {

@@ -45,25 +45,16 @@ func (f Failure) Signature() string {
 }
 
 var (
-	digits    = regexp.MustCompile(`[0-9]+`)
-	errorLine = regexp.MustCompile(`(?m)(error|panic|internal error): (.*)$`)
+	numbers   = regexp.MustCompile(`0x[0-9a-fA-F]+|[0-9]+`)
+	quoted    = regexp.MustCompile(`'[^']*'|"[^"]*"`)
+	errorLine = regexp.MustCompile(`(?m)(error|panic): (.*)$`)
 )
 
 // messageKind reduces a failure's text to what identifies the bug: the
-// first error message with its numbers (sizes, positions) blanked and cut
-// at its first colon or quote, which is where specifics begin.
+// first error message that says more than "does not compile" (the
+// compiler's own, then), with quoted names and numbers (sizes, positions,
+// line numbers) blanked.
 func messageKind(detail string) string {
-	m := errorLine.FindStringSubmatch(detail)
-	msg := detail
-	if m != nil {
-		msg = m[2]
-	}
-	if i := strings.IndexAny(msg, ":'\""); i > 0 {
-		msg = msg[:i]
-	}
-	if len(msg) > 80 {
-		msg = msg[:80]
-	}
 	switch {
 	case strings.Contains(detail, "out of tolerance"):
 		return "wrong result"
@@ -72,7 +63,18 @@ func messageKind(detail string) string {
 	case strings.Contains(detail, "g++:"):
 		return "host build"
 	}
-	return digits.ReplaceAllString(msg, "N")
+	msg := firstLine(detail)
+	for _, m := range errorLine.FindAllStringSubmatch(detail, -1) {
+		if !strings.Contains(m[2], "does not compile") {
+			msg = m[2]
+			break
+		}
+	}
+	msg = numbers.ReplaceAllString(quoted.ReplaceAllString(msg, "Q"), "N")
+	if len(msg) > 100 {
+		msg = msg[:100]
+	}
+	return msg
 }
 
 // checker runs kgen on specs.

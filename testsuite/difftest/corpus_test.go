@@ -160,3 +160,17 @@ func TestCleanupDropsUnused(t *testing.T) {
 		t.Errorf("after dropping Y0's statement:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestMessageKind: failures of one bug share a signature whatever the
+// sizes and names, and different compiler errors do not.
+func TestMessageKind(t *testing.T) {
+	smem := "kgen: error: internal error: the CUDA generated for g1.kg does not compile; please report it:\nptxas: error: Entry function 'k1_Y1' uses too much shared data (0x10800 bytes, 0xc000 max)"
+	smem2 := "kgen: error: internal error: the CUDA generated for g9.kg does not compile; please report it:\nptxas: error: Entry function 'k9_a_2_Y0' uses too much shared data (0x10800 bytes, 0xc000 max)"
+	zero := "kgen: error: internal error: the CUDA generated for g174.kg does not compile; please report it:\nOUT/g174.cu:1157: error: zero-sized variable \"kg_c_X2\" is not allowed in device code"
+	if messageKind(smem) != messageKind(smem2) {
+		t.Errorf("one bug, two kinds: %q and %q", messageKind(smem), messageKind(smem2))
+	}
+	if messageKind(smem) == messageKind(zero) {
+		t.Errorf("two bugs, one kind: %q", messageKind(zero))
+	}
+}

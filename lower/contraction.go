@@ -292,6 +292,11 @@ func (t matmulTemplate) Space() map[string][]int64 {
 // TFLOP/s on f32 4096^3 against 32.6 with 8).
 func (t matmulTemplate) Default(l *Launch) Config {
 	if !t.mma {
+		// f64 operands take twice the shared memory: BK = 16 would
+		// not fit the static limit.
+		if m := MatchMatmul(l.Stmt); m != nil && SimtSmem(m, 16) > MaxStaticSmem {
+			return Config{"BK": 8}
+		}
 		return Config{"BK": 16}
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
@@ -314,6 +319,9 @@ func fillsTwice(m *Matmul, bm, bn int64) bool {
 // whole 16 x 16 fragment pairs for every value in the space.)
 func (t matmulTemplate) Check(l *Launch) error {
 	if !t.mma {
+		if m := MatchMatmul(l.Stmt); m != nil && SimtSmem(m, l.Config["BK"]) > MaxStaticSmem {
+			return fmt.Errorf("the operand tiles take %d bytes of static shared memory; at most %d", SimtSmem(m, l.Config["BK"]), MaxStaticSmem)
+		}
 		return nil
 	}
 	c := l.Config
@@ -334,6 +342,13 @@ const (
 	SimtTile    = 128
 	SimtThreads = 256
 )
+
+// SimtSmem is the simt tile's static shared memory at depth bk: two
+// buffers of bk rows of each operand's tile, padded by 4 elements
+// (prelude.cuh's KgSimt).
+func SimtSmem(m *Matmul, bk int64) int64 {
+	return 2 * bk * (SimtTile + 4) * int64(m.A.Tensor.DType.Size()+m.B.Tensor.DType.Size())
+}
 
 // Tiles is the number of output tiles of a matmul launch.
 func Tiles(l *Launch) ir.Expr {

@@ -260,7 +260,8 @@ const MaxCached = 32
 // the output's columns) runs over one index of the same constant extent n,
 // at most MaxCached elements a thread. It returns n and those loops'
 // indices. The inputs read at [row..., i] by such a loop are then loaded
-// once a row (see the CUDA backend's rowCache).
+// once a row (see the CUDA backend's rowCache). Empty rows (n = 0) have
+// nothing to cache: a register array of length 0 is not valid C++.
 func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 	n = -1
 	same := func(ix []*ir.Index) bool {
@@ -289,7 +290,7 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 		loops = append(loops, l.Stmt.Index[l.RowDims])
 	}
 	threads := RowThreads(l)
-	if n < 0 || (n+threads-1)/threads > MaxCached {
+	if n <= 0 || (n+threads-1)/threads > MaxCached {
 		return 0, nil, false
 	}
 	return n, loops, true

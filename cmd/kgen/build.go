@@ -27,7 +27,12 @@ DIR/STEM.manifest.json, which describes each entry point's arguments and
 launches (docs/abi.md). Files are written whole or not at all. Compile jobs
 run in parallel (-j, default: the number of CPUs). ptxas's resource report
 is shown with -v as notes at each kernel; register spills are always
-reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.`,
+reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a; and
+the HIP targets hip:gfx90a, hip:gfx908, hip:gfx1030 (HIP C++ in
+DIR/STEM.hip, compiled with hipcc, found with --hipcc, then PATH, then
+/opt/rocm/bin, to the code object DIR/STEM.ARCH.hsaco; resource usage
+from its remarks) and hip:nvidia (the same HIP compiled by nvcc for
+sm_90).`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			out := fs.String("o", "", "output directory (required)")

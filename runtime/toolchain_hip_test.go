@@ -158,3 +158,33 @@ func TestHIPCompile(t *testing.T) {
 		t.Errorf("a failed compile left a code object")
 	}
 }
+
+// TestHIPTargets: the HIP targets parse, and their limits are the AMD
+// ISA guides' (wavefronts, 64 KiB of LDS a block) with none of NVIDIA's
+// instructions, matrix cores on gfx90a only.
+func TestHIPTargets(t *testing.T) {
+	want := map[string]struct {
+		warp, smem int64
+		mfma       bool
+	}{
+		"gfx90a": {64, 64 << 10, true}, "gfx908": {64, 64 << 10, false},
+		"gfx1030": {32, 64 << 10, false}, "nvidia": {32, 64 << 10, false},
+	}
+	for arch, w := range want {
+		tg, err := ParseTarget("hip:" + arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := tg.Limits()
+		if lim.Warp() != w.warp || lim.MaxSmem != w.smem || lim.MFMA != w.mfma || !lim.NoMMASync || lim.Wgmma || lim.Clusters || lim.MaxThreads != 1024 {
+			t.Errorf("hip:%s: limits %+v; want warp %d, %d bytes of LDS, MFMA %v, no CUDA instructions", arch, lim, w.warp, w.smem, w.mfma)
+		}
+	}
+	// CUDA targets keep mma.sync and warps of 32.
+	for _, s := range []string{"cuda:sm_80", "cuda:sm_90a"} {
+		tg, _ := ParseTarget(s)
+		if lim := tg.Limits(); lim.NoMMASync || lim.MFMA || lim.Warp() != 32 {
+			t.Errorf("%s: limits %+v", s, lim)
+		}
+	}
+}

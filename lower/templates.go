@@ -38,6 +38,7 @@ const MaxBlocks = 1 << 20
 // template comes last and accepts every statement.
 var templates = []Template{
 	matmulWgmma{},
+	matmulMfma{},
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
 	igemmTemplate{mma: true},

@@ -95,7 +95,7 @@ func TestOverrideScoped(t *testing.T) {
 	if _, err := lower.Override(p, lower.Config{"BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), "not in template matmul-mma's space") {
 		t.Errorf("plain BK=16 on both templates: %v", err)
 	}
-	if _, err := lower.Override(p, lower.Config{"matmul.BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), `no template "matmul" (have: matmul-wgmma, matmul-mma, matmul-simt,`) {
+	if _, err := lower.Override(p, lower.Config{"matmul.BK": 16}, sm80); err == nil || !strings.Contains(err.Error(), `no template "matmul" (have: matmul-wgmma, matmul-mfma, matmul-mma, matmul-simt,`) {
 		t.Errorf("unknown template: %v", err)
 	}
 }

@@ -205,6 +205,7 @@ var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"transpose":    (*emitter).transpose,
 	"matmul-mma":   (*emitter).matmul,
 	"matmul-wgmma": (*emitter).matmul,
+	"matmul-mfma":  (*emitter).matmul,
 	"matmul-simt":  (*emitter).matmul,
 	"igemm-mma":    (*emitter).igemm,
 	"igemm-simt":   (*emitter).igemm,

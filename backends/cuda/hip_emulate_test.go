@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"kgen.dev/kgen/runtime"
@@ -31,16 +32,22 @@ func hipDialect(t *testing.T) *Dialect {
 	}
 }
 
-// TestEmulatedHIP runs the HIP kgen emits for every example on the CPU
-// and compares every output with the reference interpreter, as
-// TestEmulatedExamples does for CUDA, for hip:gfx90a (wavefronts of 64:
-// the block and column reductions' shuffles span 64 lanes, and the plans
-// use no CUDA instruction) and hip:gfx1030 (wavefronts of 32). No AMD GPU
-// is needed: this is the evidence that the wavefront-64 reductions are
-// right.
+// TestEmulatedHIP runs the HIP kgen emits for examples on the CPU and
+// compares every output with the reference interpreter, as
+// TestEmulatedExamples does for CUDA, for hip:gfx90a: wavefronts of 64,
+// so that the block and column reductions' shuffles span 64 lanes, f16
+// and bf16 products on the matrix cores (hip.h emulates the instruction),
+// and no CUDA instruction. No AMD GPU is needed: this is the evidence that
+// the wavefront-64 code is right. It takes examples that reach every
+// template a HIP target plans, and every example with
+// KGEN_EMULATE_ALL=1 (all of them pass; with the CUDA emulation they take
+// this package past its 10 minutes on a busy machine). At wavefronts of
+// 32 (hip:gfx1030, like hip:nvidia), where the HIP code is CUDA's but for
+// its spelling, the two examples with the most block and column
+// reductions run.
 func TestEmulatedHIP(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles every example with g++, twice")
+		t.Skip("compiles examples with g++")
 	}
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -50,6 +57,13 @@ func TestEmulatedHIP(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no examples")
 	}
+	all := os.Getenv("KGEN_EMULATE_ALL") == "1"
+	picks := map[int64][]string{
+		// row-reduce, col-reduce, matmul-mfma and matmul-simt, igemm-simt,
+		// transpose, elementwise (bf16), generic
+		64: {"softmax.kg", "reductions.kg", "matmul_lowp.kg", "conv2d.kg", "transpose.kg", "elementwise.kg", "layernorm.kg", "attention.kg"},
+		32: {"softmax.kg", "reductions.kg"}, // row-reduce and col-reduce launches
+	}
 	d := hipDialect(t)
 	for _, target := range []string{"hip:gfx90a", "hip:gfx1030"} {
 		tgt, err := runtime.ParseTarget(target)
@@ -58,6 +72,9 @@ func TestEmulatedHIP(t *testing.T) {
 		}
 		tg := emuTarget{d: d, lim: tgt.Limits(), shims: []string{"testdata/host/shim.h", "testdata/host/hip.h"}}
 		for _, path := range paths {
+			if !slices.Contains(picks[tg.lim.Warp()], filepath.Base(path)) && !(all && tg.lim.Warp() == 64) {
+				continue
+			}
 			t.Run(target+"/"+filepath.Base(path), func(t *testing.T) {
 				t.Parallel()
 				emulateFileOn(t, gxx, path, tg)

@@ -8,15 +8,15 @@ import (
 	"kgen.dev/kgen/lower"
 )
 
-// matmul renders a matmul-wgmma, matmul-mma or matmul-simt launch: a
-// grid-stride loop over output tiles (grouped for L2 reuse), the prelude's
-// KgWgmma, KgMma or KgSimt computing each tile's sums into registers, then
-// the statement's epilogue stored for each accumulator inside the bounds.
+// matmul renders a matmul-wgmma, matmul-mfma, matmul-mma or matmul-simt
+// launch: a grid-stride loop over output tiles (grouped for L2 reuse), the
+// prelude's KgWgmma, KgMfma (HIP), KgMma or KgSimt computing each tile's
+// sums into registers, then the statement's epilogue stored for each
+// accumulator inside the bounds.
 func (e *emitter) matmul(l *lower.Launch) {
 	m := lower.MatchMatmul(l.Stmt)
 	c := l.Config
 	bm, bn := lower.TileShape(l)
-	wgmma := l.Template.Name() == "matmul-wgmma"
 	// The simt tile takes tensor-core products too where the target has
 	// no tensor cores; it multiplies as the statement says.
 	simt := l.Template.Name() == "matmul-simt"
@@ -35,16 +35,20 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.tileCount(bm, bn, m.Batch)
 	ak, bk := m.AKMajor, m.BKMajor
 	if !simt {
-		if wgmma {
+		switch l.Template.Name() {
+		case "matmul-wgmma":
 			op := e.wgmmaOp(m.A.Tensor.DType, bn, !ak, !bk)
 			e.printf("  using kg_tile_t = KgWgmma<%s, %d, %d, %d, %d, %t, %t, %s>;\n", ta, bm, bn, c["WGS"], c["STAGES"], ak, bk, op)
-		} else {
+		case "matmul-mfma":
+			e.printf("  using kg_tile_t = KgMfma<%s, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WAVES_M"], c["WAVES_N"], ak, bk)
+		default:
 			e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		}
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
-		// cp.async moves 16-byte chunks of el elements: every operand row
-		// and batch offset must start 16-byte aligned, and each contiguous
-		// extent must be whole chunks, for a chunk to be all in or all out.
+		// cp.async (or, for mfma, a vector load) moves 16-byte chunks of el
+		// elements: every operand row and batch offset must start 16-byte
+		// aligned, and each contiguous extent must be whole chunks, for a
+		// chunk to be all in or all out.
 		el := 16 / m.Elem.Size()
 		conds := []string{
 			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),

@@ -128,6 +128,14 @@ func TestEmitDeterministic(t *testing.T) {
 			if a != b {
 				t.Errorf("%s for %s: two emissions differ", p, target)
 			}
+			// The kernels use HIP's names only; CUDA's appear in the
+			// prelude's compatibility layer for nvcc alone.
+			kernels := a[strings.Index(a, Dialect.Prelude)+len(Dialect.Prelude):]
+			for _, cudaOnly := range []string{"__nv_bfloat16", "_sync(", "asm", "__cvta", "KgMma", "KgWgmma", "cluster"} {
+				if strings.Contains(kernels, cudaOnly) {
+					t.Errorf("%s for %s: the kernels use %q", p, target, cudaOnly)
+				}
+			}
 		}
 	}
 }

@@ -28,7 +28,14 @@ DIR/STEM.manifest.json, which describes each entry point's arguments and
 launches (docs/abi.md). Files are written whole or not at all. Compile jobs
 run in parallel (-j, default: the number of CPUs). ptxas's resource report
 is shown with -v as notes at each kernel; register spills are always
-reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a.
+reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a; the
+Triton targets triton:sm_80, triton:sm_90 (a Triton module DIR/STEM.py,
+every kernel compiled with Triton's compiler, no GPU needed; --python);
+and the HIP targets hip:gfx90a, hip:gfx908, hip:gfx1030 (HIP C++ in
+DIR/STEM.hip, compiled with hipcc, found with --hipcc, then PATH, then
+/opt/rocm/bin, to the code object DIR/STEM.ARCH.hsaco; resource usage
+from its remarks) and hip:nvidia (the same HIP compiled by nvcc for
+sm_90).
 
 Instances take the configurations that kgen tune recorded in the tuning
 database (--db): those tuned at the instance's exact shape, else at the

@@ -161,10 +161,19 @@ func (n *NVCC) produce(ctx context.Context, out string, args []string) (string, 
 // errs[i] belong to jobs[i]; exactly one of them is nil. Cancelling ctx
 // stops running compiles and fails those not yet started.
 func (n *NVCC) CompileAll(ctx context.Context, jobs []CompileJob, parallel int) ([]*CompileResult, []error) {
+	return compileAll(ctx, jobs, parallel, n.Compile, func(j CompileJob) string { return j.Source + " for " + j.Target.String() })
+}
+
+// compileAll runs compile on every job, at most parallel at a time
+// (runtime.NumCPU() when parallel <= 0): the one way kgen runs a compiler
+// on many sources. results[i] and errs[i] belong to jobs[i]; exactly one
+// of them is nil. Cancelling ctx fails the jobs not yet started (what
+// names a job in that error).
+func compileAll[J any, R any](ctx context.Context, jobs []J, parallel int, compile func(context.Context, J) (*R, error), what func(J) string) ([]*R, []error) {
 	if parallel <= 0 {
 		parallel = goruntime.NumCPU()
 	}
-	results := make([]*CompileResult, len(jobs))
+	results := make([]*R, len(jobs))
 	errs := make([]error, len(jobs))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -173,7 +182,7 @@ func (n *NVCC) CompileAll(ctx context.Context, jobs []CompileJob, parallel int) 
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			for j := i; j < len(jobs); j++ {
-				errs[j] = fmt.Errorf("compile %s for %s: not started: %w", jobs[j].Source, jobs[j].Target, ctx.Err())
+				errs[j] = fmt.Errorf("compile %s: not started: %w", what(jobs[j]), ctx.Err())
 			}
 			wg.Wait()
 			return results, errs
@@ -181,7 +190,7 @@ func (n *NVCC) CompileAll(ctx context.Context, jobs []CompileJob, parallel int) 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = n.Compile(ctx, job)
+			results[i], errs[i] = compile(ctx, job)
 			if errs[i] == nil && results[i] == nil {
 				errs[i] = errors.New("compile returned no result") // cannot happen; keeps the contract
 			}

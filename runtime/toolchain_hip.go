@@ -8,10 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // hipArchs are the HIP targets: AMD GPUs that hipcc compiles for, and
@@ -227,31 +225,7 @@ func (h *HIPCC) Compile(ctx context.Context, job HIPCompileJob) (*HIPCompileResu
 // (runtime.NumCPU() when parallel <= 0). results[i] and errs[i] belong to
 // jobs[i]; exactly one of them is nil.
 func (h *HIPCC) CompileAll(ctx context.Context, jobs []HIPCompileJob, parallel int) ([]*HIPCompileResult, []error) {
-	if parallel <= 0 {
-		parallel = goruntime.NumCPU()
-	}
-	results := make([]*HIPCompileResult, len(jobs))
-	errs := make([]error, len(jobs))
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			for j := i; j < len(jobs); j++ {
-				errs[j] = fmt.Errorf("compile %s for %s: not started: %w", jobs[j].Source, jobs[j].Target, ctx.Err())
-			}
-			wg.Wait()
-			return results, errs
-		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i], errs[i] = h.Compile(ctx, job)
-		}()
-	}
-	wg.Wait()
-	return results, errs
+	return compileAll(ctx, jobs, parallel, h.Compile, func(j HIPCompileJob) string { return j.Source + " for " + j.Target.String() })
 }
 
 // HIPResources is one kernel's resource usage as the AMDGPU backend

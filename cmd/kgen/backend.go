@@ -97,23 +97,48 @@ func (b *cudaBackend) compile(ctx context.Context, units []*unit, jobs int, verb
 	results, errs := b.nvcc.CompileAll(ctx, cjobs, jobs)
 	for i, u := range units {
 		if errs[i] != nil {
-			// Generated code that does not compile is kgen's bug, not the
-			// user's: say so, with the compiler's words.
-			diags.Errorf(diag.Span{}, "internal error: the CUDA generated for %s does not compile; please report it:\n%v", u.file.path, errs[i])
+			u.compileFailed(diags, "the CUDA generated", errs[i])
 			continue
 		}
-		r := results[i]
-		u.binary = r.Cubin
-		u.manifest.Binary = filepath.Base(r.Cubin)
-		for _, fr := range r.Resources {
-			span := u.spanOf(fr.Name)
-			if fr.SpillStores > 0 || fr.SpillLoads > 0 {
-				diags.Warnf(span, "%s spills registers: %s", fr.Name, fr)
-			} else if verbose {
-				diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", fr.Name, fr))
-			}
+		u.compiled(results[i].Cubin, ptxasReports(results[i].Resources), verbose, diags)
+	}
+}
+
+// resourceReport is one kernel's registers, memory and spills, as its
+// compiler reported them.
+type resourceReport struct {
+	name, text string
+	spills     bool
+}
+
+func ptxasReports(rs []kgrt.FuncResources) []resourceReport {
+	var out []resourceReport
+	for _, r := range rs {
+		out = append(out, resourceReport{r.Name, r.String(), r.SpillStores > 0 || r.SpillLoads > 0})
+	}
+	return out
+}
+
+// compiled records unit u's binary and reports its kernels' resources at
+// the spec: spills always, as warnings, the rest as notes with -v.
+func (u *unit) compiled(binary string, resources []resourceReport, verbose bool, diags *diag.List) {
+	u.binary = binary
+	u.manifest.Binary = filepath.Base(binary)
+	for _, r := range resources {
+		span := u.spanOf(r.name)
+		if r.spills {
+			diags.Warnf(span, "%s spills registers: %s", r.name, r.text)
+		} else if verbose {
+			diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", r.name, r.text))
 		}
 	}
+}
+
+// compileFailed reports that what kgen generated for u (what: "the CUDA
+// generated") does not compile: kgen's bug, not the user's, said so with
+// the compiler's words.
+func (u *unit) compileFailed(diags *diag.List, what string, err error) {
+	diags.Errorf(diag.Span{}, "internal error: %s for %s does not compile; please report it:\n%v", what, u.file.path, err)
 }
 
 func (b *cudaBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {

@@ -73,20 +73,14 @@ func (b *hipBackend) compile(ctx context.Context, units []*unit, jobs int, verbo
 	results, errs := b.hipcc.CompileAll(ctx, hjobs, jobs)
 	for i, u := range units {
 		if errs[i] != nil {
-			diags.Errorf(diag.Span{}, "internal error: the HIP generated for %s does not compile; please report it:\n%v", u.file.path, errs[i])
+			u.compileFailed(diags, "the HIP generated", errs[i])
 			continue
 		}
-		r := results[i]
-		u.binary = r.CodeObject
-		u.manifest.Binary = filepath.Base(r.CodeObject)
-		for _, fr := range r.Resources {
-			span := u.spanOf(fr.Name)
-			if fr.Spills() {
-				diags.Warnf(span, "%s spills registers: %s", fr.Name, fr)
-			} else if verbose {
-				diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", fr.Name, fr))
-			}
+		var reports []resourceReport
+		for _, r := range results[i].Resources {
+			reports = append(reports, resourceReport{r.Name, r.String(), r.Spills()})
 		}
+		u.compiled(results[i].CodeObject, reports, verbose, diags)
 	}
 }
 
@@ -99,20 +93,10 @@ func (b *hipBackend) compileNvidia(ctx context.Context, units []*unit, jobs int,
 	results, errs := b.nvcc.CompileAll(ctx, cjobs, jobs)
 	for i, u := range units {
 		if errs[i] != nil {
-			diags.Errorf(diag.Span{}, "internal error: the HIP generated for %s does not compile with nvcc for %s; please report it:\n%v", u.file.path, b.target, errs[i])
+			u.compileFailed(diags, "the HIP generated (compiled by nvcc for "+b.target.String()+")", errs[i])
 			continue
 		}
-		r := results[i]
-		u.binary = r.Cubin
-		u.manifest.Binary = filepath.Base(r.Cubin)
-		for _, fr := range r.Resources {
-			span := u.spanOf(fr.Name)
-			if fr.SpillStores > 0 || fr.SpillLoads > 0 {
-				diags.Warnf(span, "%s spills registers: %s", fr.Name, fr)
-			} else if verbose {
-				diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", fr.Name, fr))
-			}
-		}
+		u.compiled(results[i].Cubin, ptxasReports(results[i].Resources), verbose, diags)
 	}
 }
 

@@ -219,13 +219,28 @@ func (c *checker) probe() {
 	spec := filepath.Join(dir, "probe.kg")
 	os.WriteFile(spec, []byte("kernel probe<N>(X: f32[N]) -> (Y: f32[N]) {\n  Y[i] = X[i] * 2\n}\n"), 0o644)
 	for _, t := range c.targets {
-		code, out := c.kgenRun("build", "--target", t.String(), "-j", "1", "-o", filepath.Join(dir, t.Backend+"_"+t.Arch), spec)
+		code, out := c.kgenRun(c.build(t, filepath.Join(dir, t.Backend+"_"+t.Arch), spec)...)
 		if code == 0 {
 			c.compilers = append(c.compilers, t)
 		} else {
 			c.skipped[t.String()] = firstLine(out)
 		}
 	}
+}
+
+// build is the kgen command line that compiles paths for t into dir,
+// with the toolchains CI names in the environment: KGEN_PYTHON (the
+// python with triton) and, for cuda:sm_90a, KGEN_NVCC_SM90A (an nvcc of
+// CUDA 12 or later, where PATH's may be older).
+func (c *checker) build(t kgrt.Target, dir string, paths ...string) []string {
+	args := []string{"build", "--target", t.String(), "-j", "1", "-o", dir}
+	if py := os.Getenv("KGEN_PYTHON"); py != "" && t.Backend == "triton" {
+		args = append(args, "--python", py)
+	}
+	if nvcc := os.Getenv("KGEN_NVCC_SM90A"); nvcc != "" && t.String() == "cuda:sm_90a" {
+		args = append(args, "--nvcc", nvcc)
+	}
+	return append(args, paths...)
 }
 
 func firstLine(s string) string {
@@ -250,8 +265,7 @@ func (c *checker) compileFor(paths []string, targets []kgrt.Target) map[string][
 		if err != nil {
 			continue
 		}
-		args := append([]string{"build", "--target", t.String(), "-j", "1", "-o", dir}, paths...)
-		code, _ := c.kgenRun(args...)
+		code, _ := c.kgenRun(c.build(t, dir, paths...)...)
 		if code == 0 {
 			c.checks["build"] += len(paths)
 			os.RemoveAll(dir)
@@ -260,7 +274,7 @@ func (c *checker) compileFor(paths []string, targets []kgrt.Target) map[string][
 		os.RemoveAll(dir)
 		for _, p := range paths {
 			d, _ := os.MkdirTemp(c.work, "build")
-			if f := c.stage(classCompile, t.String(), "build", "--target", t.String(), "-j", "1", "-o", d, p); f != nil {
+			if f := c.stage(classCompile, t.String(), c.build(t, d, p)...); f != nil {
 				fails[p] = append(fails[p], *f)
 			}
 			os.RemoveAll(d)

@@ -36,9 +36,10 @@ __host__ __device__ inline kg_bf16 __float2bfloat16_rn(float f) {
   return h;
 }
 __host__ __device__ inline kg_bf16::kg_bf16(float f) : x(__float2bfloat16_rn(f).x) {}
-// From double with one rounding: to float rounding toward zero and
-// marking inexactness in the last bit (round to odd), then to bfloat16.
-__host__ __device__ inline kg_bf16 __double2bfloat16(double d) {
+// d as a float rounded to odd: toward zero, with inexactness marked in
+// the last bit. Rounding that to a type of at most 22 significant bits
+// (bfloat16, half) rounds d once, as a direct conversion would.
+__host__ __device__ inline float kg_float_round_odd(double d) {
   float f = (float)d;
   if (f == f && (double)f != d) {
     if (fabs((double)f) > fabs(d)) f = nextafterf(f, 0.0f);
@@ -47,8 +48,11 @@ __host__ __device__ inline kg_bf16 __double2bfloat16(double d) {
     u |= 1;
     memcpy(&f, &u, 4);
   }
-  return __float2bfloat16_rn(f);
+  return f;
 }
+__host__ __device__ inline kg_bf16 __double2bfloat16(double d) { return __float2bfloat16_rn(kg_float_round_odd(d)); }
+// HIP 5.2 has no __double2half (CUDA's, which the shared emitter uses).
+__host__ __device__ inline __half __double2half(double d) { return __float2half_rn(kg_float_round_odd(d)); }
 #define KG_BF16_OP(op) \
   __host__ __device__ inline kg_bf16 operator op(kg_bf16 a, kg_bf16 b) { return __float2bfloat16_rn(__bfloat162float(a) op __bfloat162float(b)); }
 KG_BF16_OP(+)

@@ -104,7 +104,7 @@ type Expr struct {
 	// read that fixed it) can be given explicitly.
 	AxisDims []string
 	Pad      *Expr
-	Kind byte // kFloat, kInt, kBool
+	Kind     byte // kFloat, kInt, kBool
 }
 
 func lit(s string, kind byte) *Expr  { return &Expr{Op: "lit", Text: s, Kind: kind} }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,15 +14,22 @@ import (
 	kgrt "kgen.dev/kgen/runtime"
 )
 
-// needNVCC skips a test without nvcc, unless KGEN_REQUIRE_TOOLCHAINS=1
-// (CI), where a missing toolchain fails it.
+// missingTool skips t for want of a toolchain (why), unless
+// KGEN_REQUIRE_TOOLCHAINS=1 (CI), where every toolchain must be there and
+// a missing one fails the test.
+func missingTool(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
+		t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %s", why)
+	}
+	t.Skip(why)
+}
+
+// needNVCC skips a test without nvcc (see missingTool).
 func needNVCC(t *testing.T) {
 	t.Helper()
 	if _, err := kgrt.FindNVCC(""); err != nil {
-		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %v", err)
-		}
-		t.Skipf("no nvcc: %v", err)
+		missingTool(t, fmt.Sprintf("no nvcc: %v", err))
 	}
 }
 
@@ -127,10 +135,7 @@ func TestBuildHopper(t *testing.T) {
 		err = nvcc.SupportsTarget(kgrt.Target{Backend: "cuda", Arch: "sm_90a"})
 	}
 	if err != nil {
-		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %v (set KGEN_NVCC_SM90A)", err)
-		}
-		t.Skipf("no nvcc for sm_90a: %v", err)
+		missingTool(t, fmt.Sprintf("no nvcc for sm_90a: %v (set KGEN_NVCC_SM90A)", err))
 	}
 	examples, _ := filepath.Glob("../../examples/*.kg")
 	var hopper []string

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,10 +22,7 @@ func needTriton(t *testing.T) string {
 	t.Helper()
 	tr, err := kgrt.FindTriton(context.Background(), os.Getenv("KGEN_PYTHON"))
 	if err != nil {
-		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatalf("KGEN_REQUIRE_TOOLCHAINS=1 but: %v (set KGEN_PYTHON to a python with triton)", err)
-		}
-		t.Skipf("no triton: %v", err)
+		missingTool(t, fmt.Sprintf("no triton: %v (set KGEN_PYTHON to a python with triton)", err))
 	}
 	return tr.Python
 }

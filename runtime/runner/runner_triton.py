@@ -115,6 +115,11 @@ def rest(line, k):
     return s
 
 
+# COMMANDS are the protocol's commands that take their fields; load, write
+# and read take the line too, for a path that may hold spaces.
+COMMANDS = ("unload", "func", "alloc", "free", "fill", "launch", "sync", "time", "copybw", "info")
+
+
 class Runner:
     def __init__(self, torch, triton, device):
         self.torch, self.triton = torch, triton
@@ -505,32 +510,10 @@ class Runner:
         if not t:
             raise proto_error("empty command")
         c = t[0]
-        if c == "load":
-            return self.load(line, t)
-        if c == "unload":
-            return self.unload(t)
-        if c == "func":
-            return self.func(t)
-        if c == "alloc":
-            return self.alloc(t)
-        if c == "free":
-            return self.free(t)
-        if c == "write":
-            return self.write(line, t)
-        if c == "read":
-            return self.read(line, t)
-        if c == "fill":
-            return self.fill(t)
-        if c == "launch":
-            return self.launch(t)
-        if c == "sync":
-            return self.sync(t)
-        if c == "time":
-            return self.time(t)
-        if c == "copybw":
-            return self.copybw(t)
-        if c == "info":
-            return self.info(t)
+        if c in ("load", "write", "read"):  # the commands that take a path: the rest of the line
+            return getattr(self, c)(line, t)
+        if c in COMMANDS:
+            return getattr(self, c)(t)
         raise proto_error("unknown command '%s'" % c)
 
 

@@ -6,7 +6,8 @@
 # eager only, for the full-size PyTorch check of the _odd and _small
 # shapes. Build bin/kgen first. Results go to $OUT (suite.json, suite.md,
 # suite.html and logs); the tables are printed last.
-#   TARGET (default cuda:sm_90a), LEVELS (default "1 2")
+#   TARGET (default cuda:sm_90a), LEVELS (default "1 2"), LIMIT (seconds
+#   per kgen bench, default 600)
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
@@ -17,7 +18,7 @@ for level in ${LEVELS:-1 2}; do
 	file=$dir/level$level.kg
 	# Nominal instances: those not named *_odd or *_small.
 	names=$(sed -n 's/^instance \([a-z0-9_]*\) = .*/\1/p' "$file" | grep -v -e '_odd$' -e '_small$' | paste -sd, -)
-	./bin/kgen bench --target "$TARGET" --baseline "${BASELINES:-eager,compile}" --kernel "$names" \
+	timeout -k 10 "${LIMIT:-600}" ./bin/kgen bench --target "$TARGET" --baseline "${BASELINES:-eager,compile}" --kernel "$names" \
 		--json "$OUT/suite-l$level.json" --md "$OUT/suite-l$level.md" --html "$OUT/suite-l$level.html" \
 		"$file" > "$OUT/suite-l$level.log" 2> "$OUT/suite-l$level.err"
 	echo "level $level: kgen bench exit $?" >> "$OUT/suite-l$level.log"

@@ -195,8 +195,13 @@ def emitted(task):
 
 def load(path):
     if path not in _modules:
-        spec = importlib.util.spec_from_file_location("kgen_torch_%d" % len(_modules), path)
+        name = "kgen_torch_%d" % len(_modules)
+        spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
+        # torch.compile (dynamo) finds a function's globals through
+        # sys.modules by the module's name: unregistered, every compiled
+        # baseline fails with ModuleNotFoundError.
+        sys.modules[name] = mod
         spec.loader.exec_module(mod)
         _modules[path] = mod
     return _modules[path]

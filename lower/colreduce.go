@@ -32,12 +32,12 @@ type Columns struct {
 
 // MatchColumns recognizes s as a column reduction, or returns nil.
 func MatchColumns(s *ir.Stmt) *Columns {
-	rs := topReductions(s.Value)
+	rs := ir.TopReductions(s.Value)
 	if len(s.Index) == 0 || len(rs) != 1 || !unguarded(s.Value) {
 		return nil
 	}
 	r := rs[0]
-	if len(topReductions(r.Body)) > 0 {
+	if len(ir.TopReductions(r.Body)) > 0 {
 		return nil
 	}
 	c := s.Index[len(s.Index)-1]

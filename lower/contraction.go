@@ -40,12 +40,12 @@ type Matmul struct {
 
 // MatchMatmul recognizes s as a matrix product, or returns nil.
 func MatchMatmul(s *ir.Stmt) *Matmul {
-	rs := topReductions(s.Value)
+	rs := ir.TopReductions(s.Value)
 	if len(rs) != 1 || !unguarded(s.Value) {
 		return nil
 	}
 	r := rs[0]
-	if r.Op != ir.Sum || len(r.Axes) != 1 || !zeroLo(r.Axes[0]) || len(topReductions(r.Body)) > 0 {
+	if r.Op != ir.Sum || len(r.Axes) != 1 || !zeroLo(r.Axes[0]) || len(ir.TopReductions(r.Body)) > 0 {
 		return nil
 	}
 	for _, ix := range s.Index {

@@ -163,7 +163,7 @@ func rowWise(s *ir.Stmt) bool {
 	if ir.Classify(s) == ir.InnerReduction {
 		return true
 	}
-	rs := topReductions(s.Value)
+	rs := ir.TopReductions(s.Value)
 	if len(rs) == 0 || !unguarded(s.Value) {
 		return false
 	}
@@ -226,20 +226,6 @@ func constExtent(axes []*ir.Index) (int64, bool) {
 	return n, true
 }
 
-// topReductions lists the reductions of e that no other reduction
-// contains, in evaluation order.
-func topReductions(e ir.Expr) []*ir.Reduce {
-	var rs []*ir.Reduce
-	ir.Walk(e, func(x ir.Expr) bool {
-		if r, ok := x.(*ir.Reduce); ok {
-			rs = append(rs, r)
-			return false
-		}
-		return true
-	})
-	return rs
-}
-
 // rowReduce computes a group with one block per row: each fused let's
 // reductions run across the block's threads and combine through shuffles
 // and shared memory, their values stay in registers, and the threads then
@@ -276,7 +262,7 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 		return true
 	}
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
-		for _, r := range topReductions(s.Value) {
+		for _, r := range ir.TopReductions(s.Value) {
 			if !same(r.Axes) {
 				return 0, nil, false
 			}
@@ -331,7 +317,7 @@ func prefetching(l *Launch) bool {
 func (rowReduce) Default(l *Launch) Config {
 	n := int64(-1)
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
-		for _, r := range topReductions(s.Value) {
+		for _, r := range ir.TopReductions(s.Value) {
 			if c, ok := constExtent(r.Axes); ok {
 				n = max(n, c)
 			}

@@ -63,12 +63,12 @@ type Operand struct {
 // Every Matmul is one too; the template table tries the matmul templates
 // first.
 func MatchIGemm(s *ir.Stmt) *IGemm {
-	rs := topReductions(s.Value)
+	rs := ir.TopReductions(s.Value)
 	if len(rs) != 1 || !unguarded(s.Value) {
 		return nil
 	}
 	r := rs[0]
-	if r.Op != ir.Sum || len(topReductions(r.Body)) > 0 || !product2(r.Body) {
+	if r.Op != ir.Sum || len(ir.TopReductions(r.Body)) > 0 || !product2(r.Body) {
 		return nil
 	}
 	for _, ix := range append(slices.Clone(s.Index), r.Axes...) {

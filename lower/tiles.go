@@ -67,7 +67,7 @@ func (t tilePointwise) Space() map[string][]int64 {
 // outputs get one block rounded up to a power of two (at least 32).
 func (t tilePointwise) Default(l *Launch) Config {
 	block := int64(1024)
-	if len(topReductions(l.Stmt.Value)) > 0 {
+	if len(ir.TopReductions(l.Stmt.Value)) > 0 {
 		block = 128
 	}
 	if n, ok := Simplify(Points(l.Stmt)).(*ir.Const); ok {
@@ -129,7 +129,7 @@ func (tileRowReduce) Grid(l *Launch) Grid {
 func RowLength(l *Launch) int64 {
 	n := int64(0)
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
-		for _, r := range topReductions(s.Value) {
+		for _, r := range ir.TopReductions(s.Value) {
 			c, ok := constExtent(r.Axes)
 			if !ok {
 				return -1

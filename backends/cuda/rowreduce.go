@@ -29,7 +29,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	// One shared scratch array per accumulation type.
 	var accTypes []ir.DType
 	for _, s := range stmts {
-		for _, r := range topReductions(s.Value) {
+		for _, r := range ir.TopReductions(s.Value) {
 			if !slices.Contains(accTypes, r.T) {
 				accTypes = append(accTypes, r.T)
 			}
@@ -207,7 +207,7 @@ func (e *emitter) closeRowLoop(indent string) {
 // blockReductions computes each top-level reduction of v across the
 // block into a register that expr then uses in its place.
 func (e *emitter) blockReductions(indent string, v ir.Expr) {
-	for _, r := range topReductions(v) {
+	for _, r := range ir.TopReductions(v) {
 		reg := fmt.Sprintf("kg_r%d", e.acc)
 		e.acc++
 		t := e.cType(r.T)
@@ -245,20 +245,6 @@ func combine(op ir.ReduceOp, t, a, b string) string {
 		return fmt.Sprintf("kg_max<%s>(%s, %s)", t, a, b)
 	}
 	return fmt.Sprintf("kg_min<%s>(%s, %s)", t, a, b)
-}
-
-// topReductions lists the reductions of e that no other reduction
-// contains, in evaluation order.
-func topReductions(e ir.Expr) []*ir.Reduce {
-	var rs []*ir.Reduce
-	ir.Walk(e, func(x ir.Expr) bool {
-		if r, ok := x.(*ir.Reduce); ok {
-			rs = append(rs, r)
-			return false
-		}
-		return true
-	})
-	return rs
 }
 
 func product(es []ir.Expr) ir.Expr {

@@ -100,12 +100,12 @@ func (e *emitter) bindRow(ix []*ir.Index, flat string) {
 // rowValue renders x, a value per row: its top reductions run across the
 // row's lanes, the rest is scalar.
 func (e *emitter) rowValue(x ir.Expr, fits bool) string {
-	for _, r := range topReductions(x) {
+	for _, r := range ir.TopReductions(x) {
 		e.reduced[r] = e.rowReduction(r, fits)
 	}
 	e.shape = ""
 	v := e.value(x, "")
-	for _, r := range topReductions(x) {
+	for _, r := range ir.TopReductions(x) {
 		delete(e.reduced, r)
 	}
 	return v
@@ -321,20 +321,6 @@ func (e *emitter) bindFlat(ix []*ir.Index, flat string, base string) {
 		}
 	}
 	e.decompose(flat, ix, true)
-}
-
-// topReductions lists the reductions of x that no other reduction
-// contains, in evaluation order.
-func topReductions(x ir.Expr) []*ir.Reduce {
-	var rs []*ir.Reduce
-	ir.Walk(x, func(y ir.Expr) bool {
-		if r, ok := y.(*ir.Reduce); ok {
-			rs = append(rs, r)
-			return false
-		}
-		return true
-	})
-	return rs
 }
 
 // constExtent is the number of points of axes when it is a constant.

@@ -7,6 +7,7 @@
 #
 #   testsuite/gpu_triton.sh [test|bench|all]   (default all; each half
 #                                               fits in 10 minutes)
+#   KERNELS: the instances to bench (default testsuite/targets.txt's)
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
@@ -25,7 +26,7 @@ if [ "$phase" = test ] || [ "$phase" = all ]; then
 	tail -2 "$OUT/triton-test.log"
 fi
 if [ "$phase" = bench ] || [ "$phase" = all ]; then
-	./bin/kgen bench --target triton:sm_90 --python "$PYTHON" --baseline eager --kernel "$(cat "$(dirname "$0")/targets.txt")" \
+	timeout -k 10 "${LIMIT:-600}" ./bin/kgen bench --target triton:sm_90 --python "$PYTHON" --baseline eager --kernel "${KERNELS:-$(cat "$(dirname "$0")/targets.txt")}" \
 		--json "$OUT/triton-bench.json" --md "$OUT/triton-bench.md" examples/*.kg > "$OUT/triton-bench.log" 2> "$OUT/triton-bench.err"
 	echo "kgen bench exit $?" >> "$OUT/triton-bench.log"
 	grep -v "^bench: " "$OUT/triton-bench.err" | tail -20

@@ -392,11 +392,11 @@ func emulationError(log string) string {
 	return excerpt(strings.Join(keep, "\n"), 12)
 }
 
-// checkAll runs every check on paths: quick ones per spec, then compile
-// and emulation for the specs that passed them, batched.
-func (c *checker) checkAll(paths []string) map[string][]Failure {
-	fails := map[string][]Failure{}
-	var ok []string
+// quickAndCompile runs the quick checks on each of paths, then compiles
+// the specs that passed them, batched: the failures of each spec, and the
+// specs that passed the quick checks.
+func (c *checker) quickAndCompile(paths []string) (fails map[string][]Failure, ok []string) {
+	fails = map[string][]Failure{}
 	for _, p := range paths {
 		if f := c.quick(p); len(f) > 0 {
 			fails[p] = f
@@ -407,6 +407,13 @@ func (c *checker) checkAll(paths []string) map[string][]Failure {
 	for p, f := range c.compile(ok) {
 		fails[p] = append(fails[p], f...)
 	}
+	return fails, ok
+}
+
+// checkAll runs every check on paths: quick ones per spec, then compile
+// and emulation for the specs that passed them, batched.
+func (c *checker) checkAll(paths []string) map[string][]Failure {
+	fails, ok := c.quickAndCompile(paths)
 	var emu []string
 	for _, p := range ok {
 		if !slices.ContainsFunc(fails[p], func(f Failure) bool { return f.Class == classPanic }) {

@@ -49,18 +49,7 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	fails := map[string][]Failure{}
-	var ok []string
-	for _, p := range paths {
-		if f := c.quick(p); len(f) > 0 {
-			fails[p] = f
-		} else {
-			ok = append(ok, p)
-		}
-	}
-	for p, f := range c.compile(ok) {
-		fails[p] = append(fails[p], f...)
-	}
+	fails, _ := c.quickAndCompile(paths)
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			text, err := os.ReadFile(p)

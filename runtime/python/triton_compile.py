@@ -96,7 +96,11 @@ def compile_one(args):
         if _module is None:
             _module = load_module(path)
         k = _module.KERNELS[name]
-        src = ASTSource(fn=k["fn"], signature=k["signature"], constexprs=k["constexprs"])
+        # Pointers 16-byte aligned, as kgen's runner launches them (it
+        # specializes as Triton's JIT does: runner_triton.py's variant).
+        names = list(k["signature"])
+        attrs = {(names.index(n),): [["tt.divisibility", 16]] for n, ty in k["signature"].items() if ty.startswith("*")}
+        src = ASTSource(fn=k["fn"], signature=k["signature"], constexprs=k["constexprs"], attrs=attrs)
         target = GPUTarget(backend, int(arch) if backend == "cuda" else arch, warp)
         ck = triton.compiler.compile(src, target=target, options={"num_warps": k["num_warps"], "num_stages": k["num_stages"]})
         out["ok"] = True

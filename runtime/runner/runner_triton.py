@@ -14,7 +14,10 @@
 #                    describes the entry points
 #   func MOD NAME    compiles entry point NAME for this GPU (through
 #                    triton.compiler.compile on the table's signature and
-#                    constexprs) -> ok FN REGS SMEM MAXTHREADS
+#                    constexprs, every pointer 16-byte aligned)
+#                    -> ok FN REGS SMEM MAXTHREADS; a launch whose
+#                    arguments divide by 16 otherwise (sizes, as Triton's
+#                    JIT specializes) compiles that variant first
 #   launch/time      grid (GX, GY, GZ) as sent; the block (BX...) must be
 #                    the entry point's num_warps * 32 threads, and SMEM 0:
 #                    Triton sizes both itself
@@ -186,9 +189,32 @@ class Runner:
         entry = self.modules[i].get(t[2])
         if entry is None:
             raise Fail("CUDA_ERROR_NOT_FOUND", "no entry point %s in the module" % t[2])
+        consts = entry["constexprs"]
+        kinds = [(name, ty, consts.get(name)) for name, ty in entry["signature"].items()]
+        f = self.new_id()
+        self.funcs[f] = {"module": i, "entry": entry, "variants": {}, "kinds": kinds, "threads": 32 * entry["num_warps"], "name": t[2]}
+        # The variant of the usual launch: every pointer 16-byte aligned
+        # (as every buffer of this runner is), no integer known divisible.
+        k = self.variant(self.funcs[f], tuple(ty.startswith("*") for _, ty, c in kinds if ty != "constexpr"))
+        return "ok %d %d %d %d" % (f, k.n_regs, k.metadata.shared, 32 * entry["num_warps"])
+
+    def variant(self, f, key):
+        """The entry point compiled for one specialization, as Triton's JIT
+        specializes its launches: key holds, per runtime argument in
+        signature order, whether it is divisible by 16 (a pointer's address,
+        an integer's value), which the compiler is told (tt.divisibility)
+        so that it can vectorize and pipeline the loads (cp.async needs
+        aligned addresses). Each key is compiled once."""
+        k = f["variants"].get(key)
+        if k is not None:
+            return k
         from triton.compiler import ASTSource
+        entry = f["entry"]
+        names = list(entry["signature"])
+        runtime = [n for n in names if entry["signature"][n] != "constexpr"]
+        attrs = {(names.index(n),): [["tt.divisibility", 16]] for n, d in zip(runtime, key) if d}
         try:
-            src = ASTSource(fn=entry["fn"], signature=entry["signature"], constexprs=entry["constexprs"])
+            src = ASTSource(fn=entry["fn"], signature=entry["signature"], constexprs=entry["constexprs"], attrs=attrs)
             k = self.triton.compiler.compile(src, target=self.target,
                                              options={"num_warps": entry["num_warps"], "num_stages": entry["num_stages"]})
             k._init_handles()
@@ -197,11 +223,8 @@ class Runner:
             if "OutOfResources" in type(e).__name__:
                 raise Fail("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "triton: " + text.replace("\n", " "))
             raise Fail("CUDA_ERROR_INVALID_SOURCE", "triton compile: " + text.replace("\n", " ")[-2000:])
-        consts = entry["constexprs"]
-        kinds = [(name, ty, consts.get(name)) for name, ty in entry["signature"].items()]
-        f = self.new_id()
-        self.funcs[f] = {"module": i, "kernel": k, "kinds": kinds, "threads": 32 * entry["num_warps"], "name": t[2]}
-        return "ok %d %d %d %d" % (f, k.n_regs, k.metadata.shared, 32 * entry["num_warps"])
+        f["variants"][key] = k
+        return k
 
     def alloc(self, t):
         if len(t) != 2:
@@ -317,17 +340,19 @@ class Runner:
             raise Fail("CUDA_ERROR_INVALID_VALUE", "%s takes %d arguments, the launch gives %d" % (f["name"], len(runtime), len(raw)))
         vals = iter(self.parse_arg(s, k[1]) for s, k in zip(raw, runtime))
         args = [k[2] if k[1] == "constexpr" else next(vals) for k in kinds]
-        kernel = f["kernel"]
         gx, gy, gz = grid
         if isinstance(self, InterpretRunner):
             # The interpreter's jit function takes the runtime arguments;
             # the constexprs go by name.
+            kernel = f["kernel"]
             rt = [a for a, k in zip(args, kinds) if k[1] != "constexpr"]
             consts = {k[0]: k[2] for k in kinds if k[1] == "constexpr"}
 
             def run():
                 kernel[(gx, gy, gz)](*rt, **consts)
             return run, i + 9 + n
+        key = tuple((k[1].startswith("*") or k[1] in ("i32", "i64")) and a % 16 == 0 for a, k in zip(args, kinds) if k[1] != "constexpr")
+        kernel = self.variant(f, key)
         stream = self.stream.cuda_stream
 
         def run():

@@ -286,11 +286,11 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 // with CLUSTER > 1, those of the cluster's blocks.
 func RowThreads(l *Launch) int64 { return l.Config["THREADS"] * max(l.Config["CLUSTER"], 1) }
 
-// prefetching reports whether l loads each row's successor while it
+// Prefetching reports whether l loads each row's successor while it
 // computes the row (PREFETCH, with the rows cached). Its blocks then stay
 // resident and take many rows each, so that loads and arithmetic overlap
 // within a block rather than only across blocks.
-func prefetching(l *Launch) bool {
+func Prefetching(l *Launch) bool {
 	if l.Config["PREFETCH"] != 1 || l.Config["CLUSTER"] > 1 {
 		return false
 	}
@@ -354,7 +354,7 @@ func (rowReduce) Default(l *Launch) Config {
 // a multiprocessor, at least one block, on bigGPU multiprocessors.
 func (rowReduce) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
-	if prefetching(l) {
+	if Prefetching(l) {
 		return Grid{Blocks: minBlocks(Rows(l), bigGPU*max(1, 1024/threads)), Threads: threads}
 	}
 	if c := l.Config["CLUSTER"]; c > 1 {

@@ -50,7 +50,9 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	}
 	rows := final.Index[:l.RowDims]
 	cached := e.rowCache(l, stmts)
-	prefetch := cached && l.Config["PREFETCH"] == 1
+	// The grid is sized for prefetching only where lower says so (never
+	// with clusters, whose rows start at blockIdx.x / CLUSTER).
+	prefetch := cached && lower.Prefetching(l)
 	if prefetch {
 		// The first row goes to kg_n_*; each step takes it over and
 		// loads its successor there while it computes.

@@ -50,22 +50,52 @@ func (t matmulWgmma) Default(l *Launch) Config {
 	return c
 }
 
-// Check holds the tile's own constraints: each warpgroup's rows are whole
-// m64 products, its accumulators fit in registers (at most 128 a thread),
-// and the threads stage both tiles in whole 16-byte chunks.
+// Check holds the tile's own constraints (those of KgWgmma in the CUDA
+// prelude): at least three stages (tile k + STAGES - 2 is fetched while
+// tile k multiplies and tile k - 1's products may be in flight); BN a
+// wgmma N in whole 64-column swizzle atoms; each warpgroup's rows whole
+// m64 products; the accumulators (BM / WGS x BN / 128 a thread, at most
+// 128) and about 40 other registers within a thread's share of the
+// multiprocessor's 64K; and the threads staging each tile in whole 16-byte
+// chunks, each thread the same chunk column of its stored rows.
 func (matmulWgmma) Check(l *Launch) error {
 	c := l.Config
 	rows, threads := c["BM"]/c["WGS"], 128*c["WGS"]
+	acc, regs := rows/64*c["BN"]/2, min(255, 65536/threads)
 	switch {
+	case c["STAGES"] < 3:
+		return fmt.Errorf("the wgmma pipeline needs STAGES >= 3, not %d", c["STAGES"])
+	case c["BN"]%64 != 0 || c["BN"] > 256:
+		return fmt.Errorf("BN = %d is not a multiple of 64 up to 256 (whole 64-column swizzle atoms of one wgmma)", c["BN"])
 	case rows%64 != 0:
 		return fmt.Errorf("each of the %d warpgroups needs a multiple of 64 rows of BM = %d", c["WGS"], c["BM"])
-	case rows/64*c["BN"]/2 > 128:
-		return fmt.Errorf("%d accumulators a thread do not fit in registers (at most 128: BM / WGS x BN / 128)", rows/64*c["BN"]/2)
-	case (c["BM"]*WgmmaBK/8)%threads != 0 || (c["BN"]*WgmmaBK/8)%threads != 0:
-		return fmt.Errorf("the %d threads must split BM x 64 and BN x 64 into whole 8-element chunks", threads)
+	case acc > 128 || acc+wgmmaOtherRegs > regs:
+		return fmt.Errorf("%d accumulators a thread (BM / WGS x BN / 128) and about %d other registers do not fit in registers (%d a thread of %d, at most 128 accumulators)", acc, wgmmaOtherRegs, regs, threads)
+	}
+	m := MatchMatmul(l.Stmt)
+	if m == nil {
+		return nil
+	}
+	for _, op := range []struct {
+		x      int64
+		kMajor bool
+	}{{c["BM"], m.AKMajor}, {c["BN"], m.BKMajor}} {
+		per := op.x / 8 // 16-byte chunks a stored row of an MN-major tile
+		if op.kMajor {
+			per = WgmmaBK / 8
+		}
+		if threads%per != 0 || op.x*WgmmaBK/8%threads != 0 {
+			return fmt.Errorf("the %d threads cannot stage a %d x %d tile in whole 16-byte chunks, the same chunk column each", threads, op.x, WgmmaBK)
+		}
 	}
 	return nil
 }
+
+// wgmmaOtherRegs is about what a wgmma thread holds besides its
+// accumulators: addresses, loop state, descriptors. On the H100
+// (2026-11-25) 128 accumulators in 512 threads (128 registers each) did
+// not assemble; 64 did.
+const wgmmaOtherRegs = 40
 
 func (t matmulWgmma) Grid(l *Launch) Grid {
 	c := l.Config

@@ -5,7 +5,7 @@
 # ./cmd/kgen) and nvcc in /usr/local/cuda/bin. Everything goes to $OUT:
 #
 #   (a) exhaustive tuning of three spaces into $OUT/tune.jsonl: the bf16
-#       GEMM 4096^3 on cuda:sm_90a (testsuite/tune_spaces.kg, 120 valid
+#       GEMM 4096^3 on cuda:sm_90a (testsuite/tune_spaces.kg, 48 valid
 #       configurations), softmax 128 x 50257 (examples/softmax.kg,
 #       softmax_vocab, 40) and the ResNet 3x3 NHWC convolution
 #       (testsuite/tune_spaces.kg, 108), each under a wall-time limit, and

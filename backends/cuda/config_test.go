@@ -1,9 +1,11 @@
 package cuda
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -272,5 +274,63 @@ instance many = softmax<R = 4096, D = 16384>
 				t.Errorf("CLUSTER=4 on sm_80: %v", err)
 			}
 		}
+	}
+}
+
+// TestWgmmaCheckMatchesH100: the wgmma template's constraints refuse
+// exactly the configurations that nvcc could not compile, and accept those
+// that ran, in the H100 tuning run of testsuite/tune_spaces.kg's bf16
+// GEMM (its @tune space of 560 points less what the shared memory refused;
+// 72 failed to compile before Check held the prelude's static assertions
+// and register limit).
+func TestWgmmaCheckMatchesH100(t *testing.T) {
+	text, err := os.ReadFile("../../testsuite/tune_spaces.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan *lower.Plan
+	for _, p := range plansFor(t, "tune_spaces.kg", string(text), sm90a) {
+		if p.Name == "gemm_bf16_4k" {
+			plan = p
+		}
+	}
+	db, err := os.ReadFile("../../testsuite/results/2026-11-25-h100-s5-tune/tune.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := plan.Launches[0]
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(db)), "\n") {
+		var r struct {
+			Kernel, Failure string
+			Configs         []string
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Kernel != "gemm_bf16_4k" {
+			continue
+		}
+		c := lower.Config{}
+		for _, kv := range strings.Split(r.Configs[0], ", ") {
+			k, v, _ := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", r.Configs[0], err)
+			}
+			c[k] = n
+		}
+		l.Config = c
+		err = l.Check(sm90a)
+		switch {
+		case r.Failure == "compile error" && err == nil:
+			t.Errorf("%s: accepted, but nvcc could not compile it", r.Configs[0])
+		case r.Failure == "" && err != nil:
+			t.Errorf("%s: refused (%v), but it ran", r.Configs[0], err)
+		}
+		seen++
+	}
+	if seen < 100 {
+		t.Errorf("%d records of gemm_bf16_4k, want the run's 121", seen)
 	}
 }

@@ -143,8 +143,10 @@ const Within = 0.05
 // Simulate replays strategy on t for each seed 1..seeds, proposing batch
 // points at a time (the compile parallelism of a real run) with at most
 // budget evaluations (0: the whole space), through the same loop as a
-// real run.
-func Simulate(t *Table, strategy string, seeds, batch, budget int) (SimResult, error) {
+// real run: the default configuration first, unless scratch, which
+// compares the strategies' own searches where the default is already
+// close to the best.
+func Simulate(t *Table, strategy string, seeds, batch, budget int, scratch bool) (SimResult, error) {
 	res := SimResult{Strategy: strategy}
 	goal := t.Best() * (1 + Within)
 	sum := 0
@@ -156,6 +158,9 @@ func Simulate(t *Table, strategy string, seeds, batch, budget int) (SimResult, e
 		n := 0
 		ctx, stop := context.WithCancel(context.Background())
 		tu := &Tuner{Space: t.Space, Strategy: st, Eval: tableEval{t}, Default: t.Default, Budget: budget, Batch: batch}
+		if scratch {
+			tu.Default = -1
+		}
 		tu.Progress = func(p Progress) {
 			if n == 0 && p.Last.Cost() <= goal {
 				n = p.Done

@@ -110,7 +110,7 @@ func TestStrategiesFindOptimum(t *testing.T) {
 	}
 	means := map[string]float64{}
 	for _, name := range Strategies {
-		r, err := Simulate(tab, name, 10, 1, 0)
+		r, err := Simulate(tab, name, 10, 1, 0, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestSimulateBatch(t *testing.T) {
 	// Batches of 16 still reach the optimum.
 	tab := synthetic()
 	for _, name := range Strategies {
-		r, err := Simulate(tab, name, 10, 16, 0)
+		r, err := Simulate(tab, name, 10, 16, 0, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,7 +75,9 @@ kernels, if given) to FILE; --import FILE appends those of FILE it lacks.
 --simulate replays every space of the database (of --kernel's kernels) that
 was measured, with each strategy and --seeds seeds, and reports the mean
 number of evaluations each needs to come within 5% of the best, without a
-GPU.
+GPU; the default configuration counts as the first, as in a real run,
+unless --scratch (which compares the strategies where the default is
+already close to the best).
 
 On a terminal a progress line shows the evaluations done, the failures, the
 best time and its speedup over the default, and the time left; otherwise
@@ -99,6 +101,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 			simulate := fs.Bool("simulate", false, "replay the measured spaces of the database with every strategy")
 			seeds := fs.Int("seeds", 10, "seeds per strategy in --simulate")
 			batch := fs.Int("batch", 1, "points a strategy proposes at once in --simulate (a real run's -j)")
+			scratch := fs.Bool("scratch", false, "in --simulate, start each search without measuring the default configuration first")
 			export := fs.String("export", "", "write the database's records to this file")
 			importPath := fs.String("import", "", "append the records of this file that the database lacks")
 			var tools toolPaths
@@ -132,7 +135,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				case modes == 1 && path == "off":
 					return off()
 				case *simulate:
-					return simulateDB(db, want, *seeds, *batch, *budget, *asJSON)
+					return simulateDB(db, want, *seeds, *batch, *budget, *scratch, *asJSON)
 				case *export != "":
 					return exportDB(db, want, *export)
 				case *importPath != "":

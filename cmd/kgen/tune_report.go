@@ -128,7 +128,7 @@ func printSummaries(w io.Writer, dev tune.Device, toolchain string, sums []tuneS
 }
 
 // simulateDB replays the database's measured spaces with every strategy.
-func simulateDB(db *tune.DB, want []string, seeds, batch, budget int, asJSON bool) int {
+func simulateDB(db *tune.DB, want []string, seeds, batch, budget int, scratch, asJSON bool) int {
 	if seeds < 1 || batch < 1 {
 		return usageError("tune", "--seeds and --batch must be at least 1")
 	}
@@ -145,14 +145,18 @@ func simulateDB(db *tune.DB, want []string, seeds, batch, budget int, asJSON boo
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	if !asJSON {
-		fmt.Fprintf(stdout, "evaluations to come within %.0f%% of the best, mean over %d seeds (seeds that got there), batches of %d\n", 100*tune.Within, seeds, batch)
+		from := "the default configuration first"
+		if scratch {
+			from = "without the default configuration"
+		}
+		fmt.Fprintf(stdout, "evaluations to come within %.0f%% of the best, mean over %d seeds (seeds that got there), batches of %d, %s\n", 100*tune.Within, seeds, batch, from)
 		fmt.Fprintf(tw, "space\tconfigs\tbest us\t%s\n", strings.Join(tune.Strategies, "\t"))
 	}
 	for _, t := range tables {
 		row := []string{t.Name, fmt.Sprint(len(t.Costs)), fmt.Sprintf("%.2f", t.Best())}
 		results := map[string]tune.SimResult{}
 		for _, name := range tune.Strategies {
-			r, err := tune.Simulate(t, name, seeds, batch, budget)
+			r, err := tune.Simulate(t, name, seeds, batch, budget, scratch)
 			if err != nil {
 				fmt.Fprintf(stderr, "kgen tune: %v\n", err)
 				return exitUser
@@ -161,7 +165,7 @@ func simulateDB(db *tune.DB, want []string, seeds, batch, budget int, asJSON boo
 			row = append(row, fmt.Sprintf("%.1f (%d)", r.Mean, r.Reached))
 		}
 		if asJSON {
-			line, _ := json.Marshal(map[string]any{"space": t.Name, "configs": len(t.Costs), "best_us": t.Best(), "seeds": seeds, "batch": batch, "within": tune.Within, "strategies": results})
+			line, _ := json.Marshal(map[string]any{"space": t.Name, "configs": len(t.Costs), "best_us": t.Best(), "seeds": seeds, "batch": batch, "scratch": scratch, "within": tune.Within, "strategies": results})
 			fmt.Fprintln(stdout, string(line))
 		} else {
 			fmt.Fprintln(tw, strings.Join(row, "\t"))

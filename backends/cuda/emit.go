@@ -590,9 +590,20 @@ func (e *emitter) expr(x ir.Expr) string {
 // checked marks (all of them when checked is nil) are tested before the
 // read.
 func (e *emitter) read(x *ir.Load, checked []bool) string {
+	access, conds := e.readParts(x, checked)
+	if len(conds) == 0 {
+		return access
+	}
+	return fmt.Sprintf("(%s ? %s : %s)", strings.Join(conds, " && "), access, e.expr(x.Default))
+}
+
+// readParts is read's element access and the tests (kg_in, one per
+// checked dimension of a load with a default) that must hold for it to
+// read rather than take the default.
+func (e *emitter) readParts(x *ir.Load, checked []bool) (string, []string) {
 	access := fmt.Sprintf("%s[%s]", name(x.Tensor.Name), e.linear(x.Index, x.Tensor.Shape))
 	if x.Default == nil {
-		return access
+		return access, nil
 	}
 	var conds []string
 	for d, ix := range x.Index {
@@ -600,10 +611,7 @@ func (e *emitter) read(x *ir.Load, checked []bool) string {
 			conds = append(conds, fmt.Sprintf("kg_in(%s, %s)", e.expr(ix), e.expr(x.Tensor.Shape[d])))
 		}
 	}
-	if len(conds) == 0 {
-		return access
-	}
-	return fmt.Sprintf("(%s ? %s : %s)", strings.Join(conds, " && "), access, e.expr(x.Default))
+	return access, conds
 }
 
 // reduce renders a reduction as an immediately invoked lambda, so that it

@@ -58,10 +58,18 @@ func TestEmulatedIGemm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The NHWC inputs whose chunks are contiguous move as chunks, so
+	// that the emulation checks their addresses and zero fills.
+	chunked := map[string]bool{"grouped_nhwc_small": true, "conv_nhwc_chunks": true, "conv_nhwc_odd": false}
 	for _, p := range plansOf(t, "igemm.kg", string(text)) {
 		for _, l := range p.Launches {
 			if !strings.HasPrefix(l.Template.Name(), "igemm-") {
 				t.Errorf("%s: template %s, want igemm-mma or igemm-simt", l.Name, l.Template.Name())
+			}
+		}
+		if want, ok := chunked[p.Name]; ok {
+			if got := strings.Contains(Emit([]*lower.Plan{p}), "= kg_gather_vec<"); got != want {
+				t.Errorf("%s: input in 16-byte chunks %t, want %t", p.Name, got, want)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"kgen.dev/kgen/ir"
@@ -47,6 +48,15 @@ func (e *emitter) igemm(l *lower.Launch) {
 				conds = append(conds, fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(o.op.Load, ix))))
 			}
 		}
+		// A gathered operand moves in chunks where they are contiguous
+		// (chunkable): its tensor's base and rows 16-byte aligned.
+		for _, o := range []*lower.Operand{g.A, g.B} {
+			if !o.Strided && e.d == CUDA && chunkable(o, g.K, 16/int64(o.Load.Tensor.DType.Size())) {
+				t := o.Load.Tensor
+				conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(t.Name)),
+					fmt.Sprintf("%s %% %d == 0", e.paren(t.Shape[len(t.Shape)-1]), 16/t.DType.Size()))
+			}
+		}
 		if len(conds) > 0 {
 			vec = true
 			e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
@@ -55,14 +65,16 @@ func (e *emitter) igemm(l *lower.Launch) {
 		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(g.Reduce.T), c["BK"], ak, bk)
 	}
 	e.tileLoop(g.Batch)
-	e.operand("A", g.A, g.K, g.Batch)
-	e.operand("B", g.B, g.K, g.Batch)
+	e.operand("A", g.A, g.K, g.Batch, !simt)
+	e.operand("B", g.B, g.K, g.Batch, !simt)
 	acc := e.cType(g.Reduce.T)
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
 	if !simt {
 		run := func(v bool) string {
-			return fmt.Sprintf("kg_tile_t::run<%t, %t>(%s, kg_smem);", v && g.A.Strided, v && g.B.Strided, args)
+			va := g.A.Strided || e.d == CUDA && chunkable(g.A, g.K, 16/int64(g.A.Load.Tensor.DType.Size()))
+			vb := g.B.Strided || e.d == CUDA && chunkable(g.B, g.K, 16/int64(g.B.Load.Tensor.DType.Size()))
+			return fmt.Sprintf("kg_tile_t::run<%t, %t>(%s, kg_smem);", v && va, v && vb, args)
 		}
 		if vec {
 			e.printf("    if (kg_vec)\n      %s\n    else\n      %s\n", run(true), run(false))
@@ -84,8 +96,10 @@ func (e *emitter) igemm(l *lower.Launch) {
 // of the element's stored coordinates, (row, k) when o is K-major and (k,
 // row) when not, and a count: it decomposes the row (kg_m or kg_n) into
 // o's row indices and k into the reduction's axes, then reads the load
-// there and steps the second coordinate's indices, count times.
-func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index) {
+// there and steps the second coordinate's indices, count times. On a
+// tensor-core tile (tiled) with CUDA's cp.async, a chunkable operand is a
+// KgGatherVec, whose second lambda gives each chunk's address.
+func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index, tiled bool) {
 	v, row := "kg_a", "kg_m"
 	if ab == "B" {
 		v, row = "kg_b", "kg_n"
@@ -118,7 +132,12 @@ func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index) {
 		first, second = second, first
 		fixed, stepped = stepped, fixed
 	}
-	e.printf("    const auto %s = kg_gather<%s>([&](int64_t %s, int64_t %s, int kg_count, %s* kg_v) {\n", v, t, first, second, t)
+	vec := tiled && e.d == CUDA && chunkable(o, ks, 16/int64(o.Load.Tensor.DType.Size()))
+	gather := "kg_gather<" + t + ">"
+	if vec {
+		gather = "kg_gather_vec<" + t + ">"
+	}
+	e.printf("    const auto %s = %s([&](int64_t %s, int64_t %s, int kg_count, %s* kg_v) {\n", v, gather, first, second, t)
 	e.decompose("      ", first, first+"rest", fixed)
 	e.decomposeAs("      ", "int64_t", second, second+"rest", stepped)
 	e.printf("#pragma unroll\n")
@@ -128,7 +147,85 @@ func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index) {
 	e.printf("          %s\n", e.step(stepped))
 	e.printf("        }\n")
 	e.printf("      }\n")
-	e.printf("    });\n")
+	if !vec {
+		e.printf("    });\n")
+		return
+	}
+	// The chunk at (first, second) as one contiguous run: its address,
+	// and whether the load reads there.
+	access, conds := e.readParts(o.Load, o.Checked)
+	ok := "true"
+	if len(conds) > 0 {
+		ok = strings.Join(conds, " && ")
+	}
+	e.printf("    }, [&](int64_t %s, int64_t %s, bool* kg_ok) -> const %s* {\n", first, second, t)
+	e.decompose("      ", first, first+"rest", fixed)
+	e.decompose("      ", second, second+"rest", stepped)
+	e.printf("      *kg_ok = %s;\n", ok)
+	e.printf("      return &%s;\n", access)
+	e.printf("    }, %s);\n", name(o.Load.Tensor.Name))
+}
+
+// chunkable reports whether every aligned run of el consecutive
+// elements along a gathered operand's stepped coordinate (K when it is
+// K-major, its rows otherwise) is contiguous in memory and read or
+// defaulted as a whole, so that it can move as one 16-byte copy: the
+// load's last index is the stepped coordinate's fastest index (from 0,
+// its extent a constant multiple of el, so that an aligned run never
+// wraps it), which no other index and no bounds test involves, and the
+// default, if any, is zero (what a copy of nothing leaves). The run-time
+// rest (an aligned base, rows of whole runs) is igemm's kg_vec.
+func chunkable(o *lower.Operand, ks []*ir.Index, el int64) bool {
+	if o.Strided || el < 1 {
+		return false
+	}
+	stepped := ks
+	if !o.KMajor {
+		stepped = o.Rows
+	}
+	fast := stepped[len(stepped)-1]
+	idx := o.Load.Index
+	last := len(idx) - 1
+	if ref, ok := idx[last].(*ir.IndexRef); !ok || ref.Index != fast {
+		return false
+	}
+	if lo, ok := lower.Simplify(fast.Lo).(*ir.Const); !ok || lo.I != 0 {
+		return false
+	}
+	if n, ok := lower.Simplify(fast.Hi).(*ir.Const); !ok || n.I%el != 0 {
+		return false
+	}
+	for _, x := range idx[:last] {
+		uses := false
+		ir.Walk(x, func(y ir.Expr) bool {
+			if ref, ok := y.(*ir.IndexRef); ok && ref.Index == fast {
+				uses = true
+			}
+			return !uses
+		})
+		if uses {
+			return false
+		}
+	}
+	if o.Load.Default != nil {
+		if o.Checked == nil || o.Checked[last] || !isZero(o.Load.Default) {
+			return false
+		}
+	}
+	return true
+}
+
+// isZero reports whether x is a constant +0 (through conversions).
+func isZero(x ir.Expr) bool {
+	for {
+		c, ok := x.(*ir.Cast)
+		if !ok {
+			break
+		}
+		x = c.X
+	}
+	c, ok := x.(*ir.Const)
+	return ok && c.I == 0 && c.F == 0 && !math.Signbit(c.F)
 }
 
 // step advances the indices ix, the last fastest, to the next point in

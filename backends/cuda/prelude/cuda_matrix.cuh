@@ -111,8 +111,9 @@ struct KgMma {
       const int64_t gr = r0 + r, gc = c0 + c;
       T* d = s + r * P + c;
       if constexpr (VEC) {
-        const bool ok = gr < rlim && gc < clim;
-        kg_cp_async16(d, ok ? g.ptr(gr, gc) : g.ptr(0, 0), ok);
+        bool ok;
+        const T* from = g.src(gr, gc, rlim, clim, &ok);
+        kg_cp_async16(d, from, ok);
       } else {
         g.template fill<EL>(d, gr, gc, rlim, clim);
       }
@@ -259,13 +260,27 @@ struct KgMma {
                   unsigned char*) {
     alignas(16) T a[AR * AC], b[BR * BC];
     for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
+    // A chunk as the GPU stages it: copied from the operand's src (what
+    // cp.async reads, zeros where it reads nothing) or filled.
+    auto chunk = [](auto vec, T* d, const auto& g, int64_t r, int64_t c, int64_t rlim, int64_t clim) {
+      if constexpr (decltype(vec)::value) {
+        bool ok;
+        const T* from = g.src(r, c, rlim, clim, &ok);
+        if (ok)
+          memcpy(d, from, 16);
+        else
+          memset(d, 0, 16);
+      } else {
+        g.template fill<EL>(d, r, c, rlim, clim);
+      }
+    };
     for (int64_t k0 = 0; k0 < K; k0 += BK) {
       for (int r = 0; r < AR; ++r)
         for (int c = 0; c < AC; c += EL)
-          A.template fill<EL>(a + r * AC + c, (AK ? m0 : k0) + r, (AK ? k0 : m0) + c, AK ? M : K, AK ? K : M);
+          chunk(std::bool_constant<VA>(), a + r * AC + c, A, (AK ? m0 : k0) + r, (AK ? k0 : m0) + c, AK ? M : K, AK ? K : M);
       for (int r = 0; r < BR; ++r)
         for (int c = 0; c < BC; c += EL)
-          B.template fill<EL>(b + r * BC + c, (BKM ? n0 : k0) + r, (BKM ? k0 : n0) + c, BKM ? N : K, BKM ? K : N);
+          chunk(std::bool_constant<VB>(), b + r * BC + c, B, (BKM ? n0 : k0) + r, (BKM ? k0 : n0) + c, BKM ? N : K, BKM ? K : N);
       for (int f = 0; f < ACC; ++f) {
         int i, j;
         coord(f, &i, &j);

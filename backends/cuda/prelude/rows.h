@@ -6,6 +6,13 @@ struct KgRows {
   int64_t ld;
   __device__ __forceinline__ T operator()(int64_t r, int64_t c) const { return p[r * ld + c]; }
   __device__ __forceinline__ const T* ptr(int64_t r, int64_t c) const { return p + r * ld + c; }
+  // src is where the 16-byte chunk at (r, c) starts, with *ok telling
+  // whether it is inside rlim x clim (else a valid address to copy
+  // nothing from: a cp.async of 0 bytes zero-fills).
+  __device__ __forceinline__ const T* src(int64_t r, int64_t c, int64_t rlim, int64_t clim, bool* ok) const {
+    *ok = r < rlim && c < clim;
+    return *ok ? p + r * ld + c : p;
+  }
   template <int N>
   __device__ __forceinline__ void fill(T* d, int64_t r, int64_t c, int64_t rlim, int64_t clim) const {
 #pragma unroll
@@ -37,6 +44,28 @@ struct KgGather {
 template <class T, class F>
 __device__ __forceinline__ KgGather<T, F> kg_gather(F f) {
   return KgGather<T, F>{f};
+}
+
+// KgGatherVec is a KgGather whose chunks are contiguous in memory where
+// the kernel's run-time check allows (the emitter proves the rest: the
+// load's last index is the stepped coordinate's fastest index, whole
+// chunks of it, and the default, if any, is zero and tested only on other
+// dimensions): at(r, c, ok) gives the address of the chunk's first
+// element and whether the load reads it or takes the default, so that the
+// chunk moves as one cp.async.
+template <class T, class F, class A>
+struct KgGatherVec : KgGather<T, F> {
+  A at;
+  const T* base;  // any valid address of the tensor
+  __device__ __forceinline__ const T* src(int64_t r, int64_t c, int64_t rlim, int64_t clim, bool* ok) const {
+    *ok = false;
+    const T* q = r < rlim && c < clim ? at(r, c, ok) : base;
+    return *ok ? q : base;
+  }
+};
+template <class T, class F, class A>
+__device__ __forceinline__ KgGatherVec<T, F, A> kg_gather_vec(F f, A at, const T* base) {
+  return KgGatherVec<T, F, A>{{f}, at, base};
 }
 
 // kg_tile_of maps tile t of a tm x tn grid of output tiles to its row and

@@ -16,6 +16,7 @@
 #include <memory>
 #include <algorithm>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 // KG_EMU_WARP is the threads of a warp that shuffle together: 32, or a

@@ -105,7 +105,7 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 // named after name, and column reductions too narrow to fill the GPU are
 // split in two launches (splitColumns).
 func Build(k *ir.Kernel, env *ir.Env, name string, lim Limits) (*Plan, error) {
-	return build(k, env, name, lim, false)
+	return build(k, env, name, lim, false, false)
 }
 
 // BuildReference plans k with runtime sizes using only the generic
@@ -115,23 +115,36 @@ func Build(k *ir.Kernel, env *ir.Env, name string, lim Limits) (*Plan, error) {
 // against the interpreter at small sizes, they are the oracle for sizes
 // too large for the interpreter.
 func BuildReference(k *ir.Kernel, name string) (*Plan, error) {
-	return build(k, nil, name, Limits{}, true)
+	return build(k, nil, name, Limits{}, true, true)
 }
 
 // BuildReferenceFor is BuildReference for a target with limits lim: a
 // tile-level target's generic template.
 func BuildReferenceFor(k *ir.Kernel, name string, lim Limits) (*Plan, error) {
-	return build(k, nil, name, lim, true)
+	return build(k, nil, name, lim, true, true)
 }
 
-func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference bool) (*Plan, error) {
+// BuildRounding is BuildReferenceFor with the sums in their declared
+// accumulation types (f32, mostly), summed serially: not an oracle, but
+// a measure of how much the computation itself amplifies rounding in its
+// sums (a softmax of long dot products turns their absolute error into
+// relative error). Checks at sizes too large for the interpreter allow a
+// kernel at least that much error (runtime.Conditioned).
+func BuildRounding(k *ir.Kernel, name string, lim Limits) (*Plan, error) {
+	return build(k, nil, name, lim, true, false)
+}
+
+// RoundingSuffix ends the name of a BuildRounding plan.
+const RoundingSuffix = "__round"
+
+func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen bool) (*Plan, error) {
 	source := k
 	k = Clone(k)
 	if env != nil {
 		Specialize(k, rebind(env, k))
 	}
 	InlineLets(k)
-	if reference {
+	if widen {
 		widenAccumulators(k)
 	}
 	if err := ir.RunPasses(k, ""); err != nil {

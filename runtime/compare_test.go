@@ -82,3 +82,37 @@ kernel q<R, D>(X: f32[R, D], N: i32[R, D]) -> (S: f32[R], Q: u8[R, D], C: i32[R,
 		t.Errorf("C: %+v, want exact", tols[2])
 	}
 }
+
+// TestConditioned: a float output whose rounded-sum reference is off by
+// more than its tolerance allows twice that error (hand-computed below);
+// one within tolerance, an integer output, and a rounded output with a
+// NaN where the reference has a number keep their tolerances.
+func TestConditioned(t *testing.T) {
+	prog, diags := frontend.CheckSource("c.kg", `
+kernel c<R, D>(X: f32[R, D], N: i32[R]) -> (Y: f32[R], Z: f32[R], C: i32[R], W: f32[R]) {
+  Y[r] = exp(sum[d](X[r, d]))
+  Z[r] = sum[d](X[r, d])
+  C[r] = N[r] * 2
+  W[r] = sum[d](X[r, d])
+}
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	k := prog.Kernel("c")
+	tols := []Tolerance{{Rtol: 1e-5}, {Rtol: 1e-5}, {}, {Rtol: 1e-5}}
+	want := []*tensor.Tensor{vec(ir.F32, 1, 2, 3, 4), vec(ir.F32, 1, 2, 3, 4), vec(ir.I32, 1, 2, 3, 4), vec(ir.F32, 1, 2, 3, 4)}
+	rounded := []*tensor.Tensor{vec(ir.F32, 1, 2, 3, 4.00390625), vec(ir.F32, 1, 2, 3, 4.0000152587890625), vec(ir.I32, 1, 2, 3, 5), vec(ir.F32, 1, math.NaN(), 3, 40)}
+	got := Conditioned(tols, k, rounded, want)
+	// rms(want) = sqrt(7.5); Y's error 2^-8 / (4 + sqrt(7.5)).
+	wantY := 2 * 0.00390625 / (4 + math.Sqrt(7.5))
+	if math.Abs(got[0].Rtol-wantY) > 1e-6*wantY {
+		t.Errorf("Y: Rtol %g, want %g", got[0].Rtol, wantY)
+	}
+	if got[1] != tols[1] || got[2] != tols[2] || got[3] != tols[3] {
+		t.Errorf("Z, C, W: %+v, want %+v unchanged", got[1:], tols[1:])
+	}
+	if tols[0].Rtol != 1e-5 {
+		t.Errorf("Conditioned changed its argument: %+v", tols[0])
+	}
+}

@@ -48,15 +48,40 @@ func (c *Executor) Check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 
 // CheckAgainst is Check with the reference kernels (refPlan, loaded in
 // ref) in place of the interpreter, for sizes too large for it: both run
-// on the GPU on the same inputs.
-func (c *Executor) CheckAgainst(ctx context.Context, p *lower.Plan, ref *Executor, refPlan *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
-	return c.check(ctx, p, env, dist, seed, func(inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
-		want, err := ref.Execute(ctx, refPlan, env, inputs)
+// on the GPU on the same inputs. With a rounding plan (lower.BuildRounding,
+// in ref too), the tolerances allow what its sums' rounding amounts to
+// (Conditioned).
+func (c *Executor) CheckAgainst(ctx context.Context, p *lower.Plan, ref *Executor, refPlan, rounding *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) CheckResult {
+	res := CheckResult{Plan: p.Name, Shape: env.String(), Seed: seed, Dist: dist}
+	inputs, want, tols, err := ref.Reference(ctx, refPlan, rounding, env, dist, seed)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	return c.CheckOutputsWithin(ctx, p, env, inputs, want, tols, seed, dist)
+}
+
+// Reference draws inputs from dist and seed and computes the reference
+// kernels' outputs on them (refPlan, loaded in c), with the tolerances a
+// kernel's outputs get: Tolerances, widened by the rounding plan's error
+// when there is one (Conditioned).
+func (c *Executor) Reference(ctx context.Context, refPlan, rounding *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64) (inputs, want []*tensor.Tensor, tols []Tolerance, err error) {
+	k := refPlan.Source
+	if inputs, err = interp.RandomInputs(k, env, dist, seed); err != nil {
+		return nil, nil, nil, err
+	}
+	if want, err = c.Execute(ctx, refPlan, env, inputs); err != nil {
+		return nil, nil, nil, fmt.Errorf("reference kernels: %w", err)
+	}
+	tols = Tolerances(k, env)
+	if rounding != nil {
+		rounded, err := c.Execute(ctx, rounding, env, inputs)
 		if err != nil {
-			return nil, fmt.Errorf("reference kernels: %w", err)
+			return nil, nil, nil, fmt.Errorf("reference kernels with rounded sums: %w", err)
 		}
-		return want, nil
-	})
+		tols = Conditioned(tols, k, rounded, want)
+	}
+	return inputs, want, tols, nil
 }
 
 func (c *Executor) check(ctx context.Context, p *lower.Plan, env *ir.Env, dist tensor.Dist, seed uint64, reference func([]*tensor.Tensor) ([]*tensor.Tensor, error)) CheckResult {
@@ -80,6 +105,11 @@ func (c *Executor) check(ctx context.Context, p *lower.Plan, env *ir.Env, dist t
 // kernels of one computation (the tuner's candidates) against one
 // reference computed once.
 func (c *Executor) CheckOutputs(ctx context.Context, p *lower.Plan, env *ir.Env, inputs, want []*tensor.Tensor, seed uint64, dist tensor.Dist) CheckResult {
+	return c.CheckOutputsWithin(ctx, p, env, inputs, want, Tolerances(p.Source, env), seed, dist)
+}
+
+// CheckOutputsWithin is CheckOutputs with the outputs' tolerances given.
+func (c *Executor) CheckOutputsWithin(ctx context.Context, p *lower.Plan, env *ir.Env, inputs, want []*tensor.Tensor, tols []Tolerance, seed uint64, dist tensor.Dist) CheckResult {
 	res := CheckResult{Plan: p.Name, Shape: env.String(), Seed: seed, Dist: dist}
 	k := p.Source
 	got, err := c.Execute(ctx, p, env, inputs)
@@ -95,7 +125,6 @@ func (c *Executor) CheckOutputs(ctx context.Context, p *lower.Plan, env *ir.Env,
 		}
 		return res
 	}
-	tols := Tolerances(k, env)
 	for i, t := range k.Outputs {
 		e, m, err := Compare(got[i], want[i], tols[i])
 		if err != nil {

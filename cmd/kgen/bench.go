@@ -317,17 +317,12 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	if ir.Work(p.Source, p.Env) <= b.maxWork {
 		res = x.Check(ctx, p, p.Env, tensor.Normal, 1)
 	} else {
-		var rp *lower.Plan
-		for _, q := range refs {
-			if q.Source == p.Source {
-				rp = q
-			}
-		}
+		rp, rounding := references(refs, p.Source)
 		if rp == nil {
 			row.Error = "no reference kernels to check it against"
 			return row
 		}
-		res = x.CheckAgainst(ctx, p, rx, rp, p.Env, tensor.Normal, 1)
+		res = x.CheckAgainst(ctx, p, rx, rp, rounding, p.Env, tensor.Normal, 1)
 	}
 	row.MaxError = res.MaxError
 	if res.Err != nil {

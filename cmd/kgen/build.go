@@ -192,7 +192,8 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 
 // emitReference writes, for each file, STEM__ref with the reference
 // plan of every kernel (generic template only, runtime sizes), the oracle
-// kgen test uses at sizes too large for the interpreter.
+// kgen test uses at sizes too large for the interpreter, and its rounding
+// plan (lower.BuildRounding), which sizes the tolerances there.
 func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	for _, l := range files {
@@ -204,7 +205,11 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 			if err != nil {
 				return nil, err
 			}
-			u.plans = append(u.plans, p)
+			r, err := lower.BuildRounding(k, k.Name+lower.RoundingSuffix, b.target.Limits())
+			if err != nil {
+				return nil, err
+			}
+			u.plans = append(u.plans, p, r)
 		}
 		if err := writeFileAtomic(u.source, b.be.emit(u.plans), 0o644); err != nil {
 			return nil, err
@@ -212,6 +217,21 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 		units = append(units, u)
 	}
 	return units, nil
+}
+
+// references finds kernel k's reference plan and its rounding plan among
+// plans (a reference unit's).
+func references(plans []*lower.Plan, k *ir.Kernel) (ref, rounding *lower.Plan) {
+	for _, p := range plans {
+		switch {
+		case p.Source != k:
+		case strings.HasSuffix(p.Name, lower.RoundingSuffix):
+			rounding = p
+		default:
+			ref = p
+		}
+	}
+	return ref, rounding
 }
 
 // spanOf finds the kernel or instance an entry point belongs to.

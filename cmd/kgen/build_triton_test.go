@@ -77,16 +77,27 @@ func TestBuildTritonExamples(t *testing.T) {
 }
 
 // TestBuildTritonReference compiles the reference kernels kgen test runs
-// for a Triton target (the generic template, f64 accumulators) for
-// triton:sm_90.
+// for a Triton target (the generic template, f64 accumulators, and the
+// rounding plans with the declared ones) for triton:sm_90.
 func TestBuildTritonReference(t *testing.T) {
 	python := needTriton(t)
+	buildReference(t, "triton:sm_90", toolPaths{python: python})
+}
+
+// TestBuildCUDAReference is TestBuildTritonReference for cuda:sm_90.
+func TestBuildCUDAReference(t *testing.T) {
+	needNVCC(t)
+	buildReference(t, "cuda:sm_90", toolPaths{})
+}
+
+// buildReference compiles every example's reference unit for target.
+func buildReference(t *testing.T, target string, tools toolPaths) {
 	examples, _ := filepath.Glob("../../examples/*.kg")
-	tgt, err := kgrt.ParseTarget("triton:sm_90")
+	tgt, err := kgrt.ParseTarget(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	be, err := openBackend(tgt, toolPaths{python: python}, true)
+	be, err := openBackend(tgt, tools, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -364,12 +364,12 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 	if err != nil {
 		return fail(err)
 	}
-	inputs, want, err := s.reference(ctx, t)
+	inputs, want, tols, err := s.reference(ctx, t)
 	if err != nil {
 		return fail(err)
 	}
 	e := &candidateEval{be: s.be, runner: s.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: s.jobs,
-		inputs: inputs, want: want, compiled: map[string]*candidate{}}
+		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}}
 	defaults := make([]lower.Config, len(base.Launches))
 	for i, l := range base.Launches {
 		defaults[i] = l.Config
@@ -517,41 +517,40 @@ func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, resul
 }
 
 // reference draws the instance's inputs (normal, seed 1) and computes the
-// outputs every candidate must match: with the interpreter up to
-// --max-work, else with the file's reference kernels on the GPU.
-func (s *tuneSession) reference(ctx context.Context, t tuneTarget) (inputs, want []*tensor.Tensor, err error) {
+// outputs every candidate must match, and within which tolerances: with
+// the interpreter up to --max-work, else with the file's reference
+// kernels on the GPU (Executor.Reference).
+func (s *tuneSession) reference(ctx context.Context, t tuneTarget) (inputs, want []*tensor.Tensor, tols []kgrt.Tolerance, err error) {
 	k, env := t.inst.Kernel, t.inst.Env
-	if inputs, err = interp.RandomInputs(k, env, tensor.Normal, 1); err != nil {
-		return nil, nil, err
-	}
 	if ir.Work(k, env) <= s.maxWork {
+		if inputs, err = interp.RandomInputs(k, env, tensor.Normal, 1); err != nil {
+			return nil, nil, nil, err
+		}
 		want, err = interp.Run(k, env, inputs, interp.Options{})
-		return inputs, want, err
+		return inputs, want, kgrt.Tolerances(k, env), err
 	}
 	ref := s.refs[t.file]
 	if ref == nil {
 		b := &builder{target: s.tgt, be: s.be, out: s.dir}
 		units, err := b.emitReference([]*loaded{t.file})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var diags diag.List
 		s.be.compile(ctx, units, s.jobs, false, &diags)
 		if diags.HasErrors() {
 			diags.Print(stderr)
-			return nil, nil, fmt.Errorf("the reference kernels do not compile")
+			return nil, nil, nil, fmt.Errorf("the reference kernels do not compile")
 		}
 		ref = units[0]
 		s.refs[t.file] = ref
 	}
-	for _, rp := range ref.plans {
-		if rp.Source == k {
-			x := &kgrt.Executor{Runner: s.runner, Binary: ref.binary}
-			want, err = x.Execute(ctx, rp, env, inputs)
-			return inputs, want, err
-		}
+	rp, rounding := references(ref.plans, k)
+	if rp == nil {
+		return nil, nil, nil, fmt.Errorf("no reference kernel for %s", k.Name)
 	}
-	return nil, nil, fmt.Errorf("no reference kernel for %s", k.Name)
+	x := &kgrt.Executor{Runner: s.runner, Binary: ref.binary}
+	return x.Reference(ctx, rp, rounding, env, tensor.Normal, 1)
 }
 
 // resultOf turns a database record back into the result it recorded.

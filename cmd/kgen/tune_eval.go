@@ -52,6 +52,7 @@ type candidateEval struct {
 	configs []lower.Config
 	inputs  []*tensor.Tensor
 	want    []*tensor.Tensor
+	tols    []kgrt.Tolerance
 
 	mu       sync.Mutex
 	n        int                   // sources written, for their names
@@ -148,7 +149,7 @@ func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timin
 	defer cand.x.Unload(ctx)
 	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
 	defer cancel()
-	res := cand.x.CheckOutputs(ctx, cand.plan, e.inst.Env, e.inputs, e.want, 1, tensor.Normal)
+	res := cand.x.CheckOutputsWithin(ctx, cand.plan, e.inst.Env, e.inputs, e.want, e.tols, 1, tensor.Normal)
 	if res.Err != nil {
 		return kgrt.Timing{}, res.Err
 	}

@@ -47,7 +47,8 @@ first, as the baseline (when @tune leaves it in the space). --budget bounds the 
 time of each launch's search; --seed seeds the strategies.
 
 Candidates are compiled in parallel (-j, default: the number of CPUs), one
-source each, a batch of -j candidates compiling while the previous batch
+source each (a compile error after --compile-time, default 1m), a batch of
+-j candidates compiling while the previous batch
 is measured, one candidate at a time, on GPU 0: each is checked against
 the reference interpreter (or, above --max-work, against kgen's reference
 kernels) before it is timed, with a warm-up of 10 ms and max(10, 40 ms of)
@@ -92,6 +93,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 			limit := fs.Duration("time", 0, "at most this much wall time per launch's search, e.g. 3m (0: no limit)")
 			seed := fs.Uint64("seed", 1, "seed of the strategies' random choices")
 			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
+			compileLimit := fs.Duration("compile-time", 60*time.Second, "give up compiling a candidate after this long (a compile error)")
 			confirm := fs.Int("confirm", 3, "re-time this many finalists interleaved to pick the winner")
 			dbPath := fs.String("db", "", "the tuning database (default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the user's cache directory)")
 			asJSON := fs.Bool("json", false, "print JSON lines instead of text")
@@ -153,7 +155,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				if !slices.Contains(tune.Strategies, *strategy) {
 					return usageError("tune", "--strategy: unknown strategy %q (have: %s)", *strategy, strings.Join(tune.Strategies, ", "))
 				}
-				if *budget < 0 || *confirm < 1 || *jobs < 1 {
+				if *budget < 0 || *confirm < 1 || *jobs < 1 || *compileLimit <= 0 {
 					return usageError("tune", "--budget must be at least 0, --confirm and -j at least 1")
 				}
 				tgt, err := kgrt.ParseTarget(*target)
@@ -181,7 +183,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				defer stop()
 				s := &tuneSession{
 					tgt: tgt, tools: tools, db: db, strategy: *strategy, budget: *budget, limit: *limit, seed: *seed,
-					jobs: *jobs, confirm: *confirm, maxWork: *maxWork, asJSON: *asJSON, out: *out,
+					jobs: *jobs, compileLimit: *compileLimit, confirm: *confirm, maxWork: *maxWork, asJSON: *asJSON, out: *out,
 					progress: newProgressPrinter(stderr, *asJSON),
 				}
 				return s.run(ctx, insts)
@@ -258,11 +260,15 @@ type tuneSession struct {
 	limit    time.Duration
 	seed     uint64
 	jobs     int
-	confirm  int
-	maxWork  float64
-	asJSON   bool
-	out      string
-	progress *progressPrinter
+	// compileLimit bounds one candidate's compile: igemm-mma
+	// configurations of 128 accumulators a thread can take nvcc over
+	// 100 s (docs/tuning.md).
+	compileLimit time.Duration
+	confirm      int
+	maxWork      float64
+	asJSON       bool
+	out          string
+	progress     *progressPrinter
 
 	be     backend
 	runner *kgrt.Runner
@@ -368,7 +374,7 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 	if err != nil {
 		return fail(err)
 	}
-	e := &candidateEval{be: s.be, runner: s.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: s.jobs,
+	e := &candidateEval{be: s.be, runner: s.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: s.jobs, compileLimit: s.compileLimit,
 		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}}
 	defaults := make([]lower.Config, len(base.Launches))
 	for i, l := range base.Launches {

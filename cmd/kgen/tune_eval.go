@@ -46,6 +46,8 @@ type candidateEval struct {
 	lim    lower.Limits
 	dir    string
 	jobs   int
+	// compileLimit bounds each candidate's compile (0: no bound).
+	compileLimit time.Duration
 	// launch is the launch searched; configs the configurations of all
 	// launches, launch's replaced by each candidate's.
 	launch  int
@@ -115,7 +117,16 @@ func (e *candidateEval) Compile(ctx context.Context, cands []lower.Config) []err
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			var dl diag.List
-			e.be.compile(ctx, []*unit{u}, 1, false, &dl)
+			cctx, cancel := ctx, context.CancelFunc(func() {})
+			if e.compileLimit > 0 {
+				cctx, cancel = context.WithTimeout(ctx, e.compileLimit)
+			}
+			e.be.compile(cctx, []*unit{u}, 1, false, &dl)
+			cancel()
+			if u.binary == "" && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+				errs[i] = fmt.Errorf("compiling took longer than %s (--compile-time)", e.compileLimit)
+				return
+			}
 			if u.binary == "" {
 				var msgs []string
 				for _, d := range dl.Diags {

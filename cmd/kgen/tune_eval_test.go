@@ -21,6 +21,8 @@ import (
 // once.
 type fakeBackend struct {
 	running, peak atomic.Int32
+	// hang: sources with UNROLL=4 compile until the context ends.
+	hang bool
 }
 
 func (b *fakeBackend) ext() string { return ".fake" }
@@ -47,6 +49,11 @@ func (b *fakeBackend) compile(ctx context.Context, units []*unit, jobs int, verb
 	time.Sleep(30 * time.Millisecond)
 	for _, u := range units {
 		src, _ := os.ReadFile(u.source)
+		if b.hang && strings.Contains(string(src), "UNROLL=4") {
+			<-ctx.Done()
+			diags.Errorf(diag.Span{}, "nvcc: %v", ctx.Err())
+			continue
+		}
 		if strings.Contains(string(src), "UNROLL=8") {
 			diags.Errorf(diag.Span{}, "internal error: %s does not compile: UNROLL=8", u.stem)
 			continue
@@ -119,5 +126,36 @@ instance scale_1m = scale<N = 1048576>
 	e.removeSources()
 	if left, _ := filepath.Glob(filepath.Join(dir, "scale_1m_l0_c*")); len(left) != 0 {
 		t.Errorf("sources left: %v", left)
+	}
+}
+
+// TestCandidateCompileLimit: a candidate whose compile outlasts
+// --compile-time fails with that said, and the others compile.
+func TestCandidateCompileLimit(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "s.kg", `kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {
+  Y[i] = X[i] * 2.0
+}
+instance scale_1m = scale<N = 1048576>
+`)
+	var diags diag.List
+	files := loadFiles([]string{f}, &diags)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags)
+	}
+	tgt := kgrt.Target{Backend: "cuda", Arch: "sm_90"}
+	e := &candidateEval{be: &fakeBackend{hang: true}, file: files[0], inst: files[0].prog.Instance("scale_1m"), lim: tgt.Limits(), dir: dir, jobs: 2,
+		compileLimit: 200 * time.Millisecond, configs: []lower.Config{{"THREADS": 256, "UNROLL": 2, "VEC": 4}}, compiled: map[string]*candidate{}}
+	cands := []lower.Config{{"THREADS": 256, "UNROLL": 2, "VEC": 4}, {"THREADS": 256, "UNROLL": 4, "VEC": 4}}
+	start := time.Now()
+	errs := e.Compile(context.Background(), cands)
+	if errs[0] != nil || e.lookup(cands[0]) == nil {
+		t.Errorf("UNROLL=2: %v, want compiled", errs[0])
+	}
+	if errs[1] == nil || !strings.Contains(errs[1].Error(), "longer than 200ms") || e.lookup(cands[1]) != nil {
+		t.Errorf("UNROLL=4: %v, want a compile that took too long", errs[1])
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Compile took %s with a 200 ms limit", d)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"kgen.dev/kgen/diag"
+	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
 )
@@ -63,10 +64,10 @@ func (b *fakeBackend) compile(ctx context.Context, units []*unit, jobs int, verb
 	}
 }
 
-// TestCandidateCompile: candidates compile in parallel, at most -j at a
-// time, each its own source and binary, and a failure is its own.
-func TestCandidateCompile(t *testing.T) {
-	dir := t.TempDir()
+// scaleFile writes and loads a spec of one elementwise kernel with an
+// instance of a million points, whose candidates the tests compile.
+func scaleFile(t *testing.T, dir string) (*loaded, *ir.Instance) {
+	t.Helper()
 	f := writeFile(t, dir, "s.kg", `kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {
   Y[i] = X[i] * 2.0
 }
@@ -77,10 +78,17 @@ instance scale_1m = scale<N = 1048576>
 	if diags.HasErrors() {
 		t.Fatal(diags.Diags)
 	}
-	in := files[0].prog.Instance("scale_1m")
+	return files[0], files[0].prog.Instance("scale_1m")
+}
+
+// TestCandidateCompile: candidates compile in parallel, at most -j at a
+// time, each its own source and binary, and a failure is its own.
+func TestCandidateCompile(t *testing.T) {
+	dir := t.TempDir()
+	file, in := scaleFile(t, dir)
 	tgt := kgrt.Target{Backend: "cuda", Arch: "sm_90"}
 	be := &fakeBackend{}
-	e := &candidateEval{be: be, file: files[0], inst: in, lim: tgt.Limits(), dir: dir, jobs: 3,
+	e := &candidateEval{be: be, file: file, inst: in, lim: tgt.Limits(), dir: dir, jobs: 3,
 		configs: []lower.Config{{"THREADS": 256, "UNROLL": 2, "VEC": 4}}, compiled: map[string]*candidate{}}
 	var cands []lower.Config
 	for _, u := range []int64{1, 2, 4, 8} {
@@ -133,18 +141,9 @@ instance scale_1m = scale<N = 1048576>
 // --compile-time fails with that said, and the others compile.
 func TestCandidateCompileLimit(t *testing.T) {
 	dir := t.TempDir()
-	f := writeFile(t, dir, "s.kg", `kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {
-  Y[i] = X[i] * 2.0
-}
-instance scale_1m = scale<N = 1048576>
-`)
-	var diags diag.List
-	files := loadFiles([]string{f}, &diags)
-	if diags.HasErrors() {
-		t.Fatal(diags.Diags)
-	}
+	file, in := scaleFile(t, dir)
 	tgt := kgrt.Target{Backend: "cuda", Arch: "sm_90"}
-	e := &candidateEval{be: &fakeBackend{hang: true}, file: files[0], inst: files[0].prog.Instance("scale_1m"), lim: tgt.Limits(), dir: dir, jobs: 2,
+	e := &candidateEval{be: &fakeBackend{hang: true}, file: file, inst: in, lim: tgt.Limits(), dir: dir, jobs: 2,
 		compileLimit: 200 * time.Millisecond, configs: []lower.Config{{"THREADS": 256, "UNROLL": 2, "VEC": 4}}, compiled: map[string]*candidate{}}
 	cands := []lower.Config{{"THREADS": 256, "UNROLL": 2, "VEC": 4}, {"THREADS": 256, "UNROLL": 4, "VEC": 4}}
 	start := time.Now()

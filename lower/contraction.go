@@ -240,9 +240,60 @@ func Strides(t *ir.Tensor) []ir.Expr {
 	return s
 }
 
-// Stride is the stride of the dimension of l indexed by ix.
+// Stride is how far apart in l's tensor (elements) the points that l
+// reads at ix and ix + 1 are: the stride of the dimension ix indexes, or
+// for an index inside affine index expressions (a split product's chunk,
+// chunk * CH + k), the sum over dimensions of stride times coefficient.
 func Stride(l *ir.Load, ix *ir.Index) ir.Expr {
-	return Strides(l.Tensor)[slices.IndexFunc(l.Index, refersTo(ix))]
+	strides := Strides(l.Tensor)
+	var total ir.Expr = ir.IntConst(0)
+	for d, e := range l.Index {
+		if c := coefficient(e, ix); c != nil {
+			total = add(total, mul(c, strides[d]))
+		}
+	}
+	return Simplify(total)
+}
+
+// coefficient is the factor of ix in the affine expression e (nil for
+// none): e's terms are indices, invariants and their products.
+func coefficient(e ir.Expr, ix *ir.Index) ir.Expr {
+	switch x := e.(type) {
+	case *ir.IndexRef:
+		if x.Index == ix {
+			return ir.IntConst(1)
+		}
+	case *ir.Binary:
+		cx, cy := coefficient(x.X, ix), coefficient(x.Y, ix)
+		switch {
+		case x.Op == ir.Add && cx != nil && cy != nil:
+			return add(cx, cy)
+		case x.Op == ir.Add && cx != nil:
+			return cx
+		case x.Op == ir.Add:
+			return cy
+		case x.Op == ir.Sub && cy != nil:
+			return &ir.Binary{Op: ir.Sub, X: orZero(cx), Y: cy}
+		case x.Op == ir.Sub:
+			return cx
+		case x.Op == ir.Mul && cx != nil && invariant(x.Y):
+			return mul(cx, x.Y)
+		case x.Op == ir.Mul && cy != nil && invariant(x.X):
+			return mul(x.X, cy)
+		}
+	case *ir.Unary:
+		if c := coefficient(x.X, ix); c != nil && x.Op == ir.Neg {
+			return &ir.Binary{Op: ir.Sub, X: ir.IntConst(0), Y: c}
+		}
+	}
+	return nil
+}
+
+func orZero(e ir.Expr) ir.Expr {
+	if e == nil {
+		return ir.IntConst(0)
+	}
+	return e
 }
 
 // matmulTemplate computes a matrix product in output tiles of BM x BN, a

@@ -150,27 +150,30 @@ func (o *Operand) layout(batch, ks []*ir.Index) {
 }
 
 // stridedLayout reports whether l reads a strided matrix: every index is
-// a plain index of rows, ks or batch, each once; rows are adjacent and in
-// order, likewise ks, each run flattening into one index (the extents
-// after a run's first are the tensor's); and the last dimension is the
-// last of ks (kMajor) or of rows.
+// a plain index of rows, ks or batch, each once, where a row's or k's may
+// be offset by batch indices times invariants (a split product's A[m,
+// chunk * CH + k]: Stride counts them in the batch offset); rows are
+// adjacent and in order, likewise ks, each run flattening into one index
+// (the extents after a run's first are the tensor's); and the last
+// dimension is the last of ks (kMajor) or of rows.
 func stridedLayout(l *ir.Load, rows, ks, batch []*ir.Index) (kMajor, ok bool) {
-	if l.Default != nil || len(l.Index) != len(rows)+len(ks)+len(batch) {
+	if l.Default != nil {
 		return false, false
 	}
+	mains := make([]*ir.Index, len(l.Index))
 	seen := map[*ir.Index]bool{}
-	for _, e := range l.Index {
-		ref, ok := e.(*ir.IndexRef)
-		if !ok || seen[ref.Index] {
+	for d, e := range l.Index {
+		main, ok := mainIndex(e, batch)
+		if !ok || seen[main] {
 			return false, false
 		}
-		seen[ref.Index] = true
+		seen[main], mains[d] = true, main
 	}
 	run := func(ixs []*ir.Index) bool {
-		first := slices.IndexFunc(l.Index, refersTo(ixs[0]))
+		first := slices.Index(mains, ixs[0])
 		for i, ix := range ixs {
 			d := first + i
-			if first < 0 || d >= len(l.Index) || !refersTo(ix)(l.Index[d]) {
+			if first < 0 || d >= len(l.Index) || mains[d] != ix {
 				return false
 			}
 			if i > 0 && ir.Format(Simplify(ix.Hi)) != ir.Format(Simplify(l.Tensor.Shape[d])) {
@@ -183,18 +186,55 @@ func stridedLayout(l *ir.Load, rows, ks, batch []*ir.Index) (kMajor, ok bool) {
 		return false, false
 	}
 	for _, ix := range batch {
-		if !seen[ix] {
+		if !mentions(l, ix) {
 			return false, false
 		}
 	}
-	last := l.Index[len(l.Index)-1]
-	switch {
-	case refersTo(ks[len(ks)-1])(last):
+	for _, m := range mains {
+		if !slices.Contains(rows, m) && !slices.Contains(ks, m) && !slices.Contains(batch, m) {
+			return false, false
+		}
+	}
+	switch last := mains[len(mains)-1]; last {
+	case ks[len(ks)-1]:
 		return true, true
-	case refersTo(rows[len(rows)-1])(last):
+	case rows[len(rows)-1]:
 		return false, true
 	}
 	return false, false
+}
+
+// mainIndex is the index that index expression e reads, when e is that
+// index alone, or (not a batch index itself) plus batch indices scaled by
+// invariants.
+func mainIndex(e ir.Expr, batch []*ir.Index) (*ir.Index, bool) {
+	if ref, ok := e.(*ir.IndexRef); ok {
+		return ref.Index, true
+	}
+	b, ok := e.(*ir.Binary)
+	if !ok || b.Op != ir.Add {
+		return nil, false
+	}
+	for _, side := range [][2]ir.Expr{{b.X, b.Y}, {b.Y, b.X}} {
+		ref, ok := side[0].(*ir.IndexRef)
+		if ok && !slices.Contains(batch, ref.Index) && batchTerm(side[1], batch) {
+			return ref.Index, true
+		}
+	}
+	return nil, false
+}
+
+// batchTerm: e is a batch index, or a batch index times an invariant.
+func batchTerm(e ir.Expr, batch []*ir.Index) bool {
+	isBatch := func(x ir.Expr) bool {
+		ref, ok := x.(*ir.IndexRef)
+		return ok && slices.Contains(batch, ref.Index)
+	}
+	if isBatch(e) {
+		return true
+	}
+	m, ok := e.(*ir.Binary)
+	return ok && m.Op == ir.Mul && (isBatch(m.X) && invariant(m.Y) || isBatch(m.Y) && invariant(m.X))
 }
 
 // affine reports whether index expression e is a sum of loop indices

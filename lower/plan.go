@@ -151,6 +151,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 		return nil, err
 	}
 	if env != nil && !reference {
+		splitK(k, lim)
 		splitColumns(k)
 	}
 	if errs := ir.Verify(k); len(errs) > 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"kgen.dev/kgen/ir"
 )
@@ -68,6 +69,111 @@ func splitSize(s *ir.Stmt) (parts, chunk int64) {
 	}
 	chunk = (first + parts - 1) / parts
 	return (first + chunk - 1) / chunk, chunk
+}
+
+// MinSplitK is the fewest points of K that each chunk of a split matrix
+// product takes.
+const MinSplitK = 1024
+
+// splitK gives more blocks to matrix products whose output tiles cannot
+// fill the GPU over a long K (256 x 256 x 131072 is four 128 x 128 tiles,
+// each 131072 deep) when every size is known: the product becomes a
+// batched product of partial results, a chunk of K each, through the
+// workspace, and a column reduction that combines the chunks in order
+// and applies the epilogue:
+//
+//	let C_part[chunk in 0..S, m, n] = sum[k in 0..CH](A[m, chunk * CH + k] * B[chunk * CH + k, n])
+//	C[m, n] = sum[chunk in 0..S](C_part[chunk, m, n])
+//
+// The chunks are whole (S divides K), so that the partial product reads
+// its operands as strided matrices at a batch offset (an implicit GEMM
+// whose batch is the chunk). No atomics: results repeat run to run.
+func splitK(k *ir.Kernel, lim Limits) {
+	for i := 0; i < len(k.Stmts); i++ {
+		s := k.Stmts[i]
+		m := MatchMatmul(s)
+		if m == nil || !strings.HasPrefix(choose(s, lim).Name(), "matmul") {
+			continue
+		}
+		parts := splitKParts(m)
+		if parts < 2 {
+			continue
+		}
+		p := splitProduct(k, s, m, parts)
+		lets := 0
+		for _, w := range k.Stmts[:i] {
+			if w.Target.Kind == ir.Let {
+				lets++
+			}
+		}
+		k.Lets = slices.Insert(k.Lets, lets, p.Target)
+		k.Stmts = slices.Insert(k.Stmts, i, p)
+		i++
+	}
+}
+
+// splitKParts is the number of chunks splitK cuts m's K into: the most,
+// doubling, that keep about two tiles of 128 x 128 a bigGPU
+// multiprocessor, whole chunks of at least MinSplitK points in multiples
+// of 64; 0 when the tiles already fill half the GPU, or a size is not
+// known.
+func splitKParts(m *Matmul) int64 {
+	rows, rok := constExtent(m.M)
+	cols, cok := constExtent(m.N)
+	batch, bok := constExtent(m.Batch)
+	depth, kok := constExtent([]*ir.Index{m.K})
+	if !rok || !cok || !bok || !kok {
+		return 0
+	}
+	tiles := batch * ((rows + 127) / 128) * ((cols + 127) / 128)
+	if tiles == 0 || tiles >= bigGPU/2 {
+		return 0
+	}
+	parts := int64(1)
+	for next := 2 * parts; next*tiles <= 2*bigGPU && depth%next == 0 && depth/next >= MinSplitK && depth/next%64 == 0; next = 2 * parts {
+		parts = next
+	}
+	return parts
+}
+
+// splitProduct returns the statement of m's partial products over parts
+// whole chunks of K, and rewrites s (m's statement) to combine them.
+func splitProduct(k *ir.Kernel, s *ir.Stmt, m *Matmul, parts int64) *ir.Stmt {
+	r := m.Reduce
+	depth, _ := constExtent([]*ir.Index{m.K})
+	chunk := depth / parts
+	taken := names(k)
+	chunkName := fresh(taken, "chunk")
+	chunkIx := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+	index := []*ir.Index{chunkIx}
+	shape := []ir.Expr{ir.IntConst(parts)}
+	subst := map[*ir.Index]ir.Expr{}
+	for _, ix := range s.Index {
+		c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
+		index = append(index, c)
+		shape = append(shape, ix.Hi)
+		subst[ix] = &ir.IndexRef{Index: c}
+	}
+	// k = chunk * CH + k', k' over the chunk's points.
+	part := &ir.Index{Name: m.K.Name, Span: m.K.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
+	subst[m.K] = add(mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})
+	t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_part"), Span: s.Target.Span, Kind: ir.Let, DType: r.T, Shape: shape}
+	p := &ir.Stmt{Target: t, Index: index, Span: s.Span,
+		Value: &ir.Reduce{Op: r.Op, Axes: []*ir.Index{part}, Body: ir.Substitute(r.Body, subst), T: r.T, Span: r.Span}}
+
+	c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+	read := &ir.Load{Tensor: t, Index: []ir.Expr{&ir.IndexRef{Index: c}}, Span: r.Span}
+	for _, ix := range s.Index {
+		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
+	}
+	combined := &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span}
+	s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
+		if e == r {
+			return combined
+		}
+		return nil
+	})
+	return p
 }
 
 // allZeroLo: every index of ix starts at 0, as the let of partial

@@ -1,0 +1,83 @@
+package lower_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/interp"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/tensor"
+)
+
+// TestSplitK: a matrix product with too few output tiles over a long K is
+// split into partial products over whole chunks of K (an implicit GEMM
+// reading strided operands at the chunk's offset) and a column reduction
+// with the epilogue; products that fill the GPU, whose K has no whole
+// chunks of at least lower.MinSplitK, or whose sizes are not known are
+// not. The split plan computes what the statement does (the interpreter
+// runs both).
+func TestSplitK(t *testing.T) {
+	prog, diags := frontend.CheckSource("s.kg", `
+kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N], bias: f32[N]) -> (C: f32[M, N]) {
+  C[m, n] = max(sum[k](A[m, k] * B[k, n]) + bias[n], 0.0)
+}
+instance large_k = mm<M = 256, N = 256, K = 131072>
+instance square = mm<M = 4096, N = 4096, K = 4096>
+instance odd_k = mm<M = 256, N = 256, K = 131071>
+instance short_k = mm<M = 256, N = 256, K = 1024>
+instance small = mm<M = 3, N = 5, K = 4096>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	want := map[string]string{
+		"large_k": "large_k_0_C_part:igemm-simt large_k_1_C:col-reduce",
+		"square":  "square:matmul-simt",
+		"odd_k":   "odd_k:matmul-simt",
+		"short_k": "short_k:matmul-simt",
+		"small":   "small_0_C_part:igemm-simt small_1_C:col-reduce",
+		"mm":      "mm:matmul-simt",
+	}
+	for name, w := range want {
+		if got := templatesOf(t, prog, name); got != w {
+			t.Errorf("%s: %s, want %s", name, got, w)
+		}
+	}
+	in := prog.Instance("large_k")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := lower.Print(p); !strings.Contains(s, "let C_part[chunk in 0..64, m in 0..256, n in 0..256]: f32 = sum<f32>[k in 0..2048](A[m, chunk * 2048 + k] * B[chunk * 2048 + k, n])") ||
+		!strings.Contains(s, "C[m in 0..256, n in 0..256] = max(sum<f32>[chunk in 0..64](C_part[chunk, m, n]) + bias[n], 0.0)") {
+		t.Errorf("large_k's split:\n%s", s)
+	}
+	if m := lower.MatchIGemm(p.Launches[0].Stmt); m == nil || !m.A.Strided || !m.B.Strided {
+		t.Errorf("the partial product's operands are not strided matrices")
+	} else if a, b := lower.Stride(m.A.Load, m.Batch[0]), lower.Stride(m.B.Load, m.Batch[0]); ir.Format(a) != "2048" || ir.Format(b) != "524288" {
+		t.Errorf("chunk strides %s and %s, want 2048 (of A) and 2048 x 256 (of B)", ir.Format(a), ir.Format(b))
+	}
+
+	in = prog.Instance("small")
+	p, err = lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, _ := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, 5)
+	ref, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := int64(0); j < ref[0].Len(); j++ {
+		if g, w := got[0].Float(j), ref[0].Float(j); math.Abs(g-w) > 1e-5*math.Max(1, math.Abs(w)) {
+			t.Errorf("small: element %d: split %v, unsplit %v", j, g, w)
+		}
+	}
+}

@@ -150,6 +150,9 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if err := ir.RunPasses(k, ""); err != nil {
 		return nil, err
 	}
+	if !reference {
+		hoistReductions(k)
+	}
 	if env != nil && !reference {
 		splitK(k, lim)
 		splitColumns(k)

@@ -81,3 +81,68 @@ instance small = mm<M = 3, N = 5, K = 4096>
 		}
 	}
 }
+
+// TestHoistReductions: a reduction that depends on only some of its
+// statement's output indices becomes a let over those indices (a column
+// sum a col-reduce launch, a row's sum fused into the statement's
+// row-reduce launch, a block a row), one let for a reduction written
+// twice; guarded reductions stay. The plans compute what the statements
+// do (the interpreter runs both).
+func TestHoistReductions(t *testing.T) {
+	prog, diags := frontend.CheckSource("h.kg", `
+kernel center_cols<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  Y[r, d] = X[r, d] - sum[j](X[j, d]) / R
+}
+kernel l1norm<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  Y[r, d] = X[r, d] / (sum[j](abs(X[r, j])) + sum[j](abs(X[r, j])))
+}
+kernel guarded<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  Y[r, d] = d > 0 ? sum[j](X[j, d - 1]) : X[r, d]
+}
+instance center_small = center_cols<R = 7, D = 5>
+instance l1_small = l1norm<R = 4, D = 9>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	want := map[string]string{
+		"center_cols": "center_cols_0_Y_red:col-reduce center_cols_1_Y:elementwise",
+		"l1norm":      "l1norm:row-reduce",
+		"guarded":     "guarded:generic",
+	}
+	for name, w := range want {
+		if got := templatesOf(t, prog, name); got != w {
+			t.Errorf("%s: %s, want %s", name, got, w)
+		}
+	}
+	p, err := lower.Build(prog.Kernel("l1norm"), nil, "l1norm", lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := lower.Print(p); !strings.Contains(s, "let Y_red[r in 0..R]: f32 = sum<f32>[j in 0..D](abs(X[r, j]))") ||
+		!strings.Contains(s, "Y[r in 0..R, d in 0..D] = X[r, d] / (Y_red[r] + Y_red[r])") || p.Launches[0].Grid().Blocks == nil ||
+		!strings.Contains(ir.Format(p.Launches[0].Grid().Blocks), "min(R,") {
+		t.Errorf("l1norm: want one let for both sums and a block a row:\n%s", s)
+	}
+	for _, name := range []string{"center_small", "l1_small"} {
+		in := prog.Instance(name)
+		p, err := lower.Build(in.Kernel, in.Env, name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs, _ := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, 2)
+		ref, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := int64(0); j < ref[0].Len(); j++ {
+			if g, w := got[0].Float(j), ref[0].Float(j); math.Abs(g-w) > 1e-12*math.Max(1, math.Abs(w)) {
+				t.Errorf("%s: element %d: hoisted %v, unhoisted %v", name, j, g, w)
+			}
+		}
+	}
+}

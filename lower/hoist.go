@@ -1,0 +1,96 @@
+package lower
+
+import (
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// hoistReductions gives a reduction that depends on only some of its
+// statement's output indices a let of its own, so that it is computed
+// once per point of those indices rather than once per output point:
+//
+//	Y[r, d] = X[r, d] - sum[j](X[j, d]) / R
+//
+// becomes
+//
+//	let Y_red[d] = sum[j](X[j, d])
+//	Y[r, d] = X[r, d] - Y_red[d] / R
+//
+// (a col-reduce launch, then an elementwise one, where the statement was
+// a point a thread each summing a whole column). A reduction over the
+// statement's leading indices (a row's sum under a row-wise statement)
+// stays: row-reduce computes it once a row in the statement's own launch.
+// Reductions under a guard stay too: hoisted, they would be evaluated
+// where the guard keeps them from being read.
+func hoistReductions(k *ir.Kernel) {
+	for i := 0; i < len(k.Stmts); i++ {
+		s := k.Stmts[i]
+		if !unguarded(s.Value) || !allZeroLo(s.Index) {
+			continue
+		}
+		type hoisted struct {
+			r    *ir.Reduce
+			t    *ir.Tensor
+			free []*ir.Index
+		}
+		var done []hoisted
+		for _, r := range ir.TopReductions(s.Value) {
+			var free []*ir.Index
+			for _, ix := range s.Index {
+				if Mentions(r, ix) {
+					free = append(free, ix)
+				}
+			}
+			if len(free) == len(s.Index) {
+				continue
+			}
+			// A reduction written twice reads the first one's let.
+			if j := slices.IndexFunc(done, func(h hoisted) bool { return ir.Equal(h.r, r) }); j >= 0 {
+				var read []ir.Expr
+				for _, ix := range done[j].free {
+					read = append(read, &ir.IndexRef{Index: ix})
+				}
+				load := &ir.Load{Tensor: done[j].t, Index: read, Span: r.Span}
+				s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
+					if e == r {
+						return load
+					}
+					return nil
+				})
+				continue
+			}
+			taken := names(k)
+			shape := []ir.Expr{}
+			index := []*ir.Index{}
+			subst := map[*ir.Index]ir.Expr{}
+			read := []ir.Expr{}
+			for _, ix := range free {
+				c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
+				index = append(index, c)
+				shape = append(shape, ix.Hi)
+				subst[ix] = &ir.IndexRef{Index: c}
+				read = append(read, &ir.IndexRef{Index: ix})
+			}
+			t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_red"), Span: r.Span, Kind: ir.Let, DType: r.T, Shape: shape}
+			h := &ir.Stmt{Target: t, Index: index, Span: s.Span, Value: ir.Substitute(r, subst)}
+			load := &ir.Load{Tensor: t, Index: read, Span: r.Span}
+			s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
+				if e == r {
+					return load
+				}
+				return nil
+			})
+			lets := 0
+			for _, w := range k.Stmts[:i] {
+				if w.Target.Kind == ir.Let {
+					lets++
+				}
+			}
+			k.Lets = slices.Insert(k.Lets, lets, t)
+			k.Stmts = slices.Insert(k.Stmts, i, h)
+			i++
+			done = append(done, hoisted{r, t, free})
+		}
+	}
+}

@@ -18,11 +18,12 @@ import (
 //	Y[r, d] = X[r, d] - Y_red[d] / R
 //
 // (a col-reduce launch, then an elementwise one, where the statement was
-// a point a thread each summing a whole column). A reduction over the
-// statement's leading indices (a row's sum under a row-wise statement)
-// stays: row-reduce computes it once a row in the statement's own launch.
-// Reductions under a guard stay too: hoisted, they would be evaluated
-// where the guard keeps them from being read.
+// a point a thread each summing a whole column). A row's sum under a
+// row-wise statement becomes a let too, which row-reduce fuses back into
+// the statement's launch, a block a row (inline, it was a block an output
+// point). Equal reductions share one let. Reductions under a guard stay:
+// hoisted, they would be evaluated where the guard keeps them from being
+// read.
 func hoistReductions(k *ir.Kernel) {
 	for i := 0; i < len(k.Stmts); i++ {
 		s := k.Stmts[i]

@@ -51,7 +51,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 		// A gathered operand moves in chunks where they are contiguous
 		// (chunkable): its tensor's base and rows 16-byte aligned.
 		for _, o := range []*lower.Operand{g.A, g.B} {
-			if !o.Strided && e.d == CUDA && chunkable(o, g.K, 16/int64(o.Load.Tensor.DType.Size())) {
+			if !o.Strided && e.chunked(o, g.K) {
 				t := o.Load.Tensor
 				conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(t.Name)),
 					fmt.Sprintf("%s %% %d == 0", e.paren(t.Shape[len(t.Shape)-1]), 16/t.DType.Size()))
@@ -72,8 +72,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 	args := fmt.Sprintf("kg_a, kg_b, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
 	if !simt {
 		run := func(v bool) string {
-			va := g.A.Strided || e.d == CUDA && chunkable(g.A, g.K, 16/int64(g.A.Load.Tensor.DType.Size()))
-			vb := g.B.Strided || e.d == CUDA && chunkable(g.B, g.K, 16/int64(g.B.Load.Tensor.DType.Size()))
+			va, vb := g.A.Strided || e.chunked(g.A, g.K), g.B.Strided || e.chunked(g.B, g.K)
 			return fmt.Sprintf("kg_tile_t::run<%t, %t>(%s, kg_smem);", v && va, v && vb, args)
 		}
 		if vec {
@@ -132,7 +131,7 @@ func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index, ti
 		first, second = second, first
 		fixed, stepped = stepped, fixed
 	}
-	vec := tiled && e.d == CUDA && chunkable(o, ks, 16/int64(o.Load.Tensor.DType.Size()))
+	vec := tiled && e.chunked(o, ks)
 	gather := "kg_gather<" + t + ">"
 	if vec {
 		gather = "kg_gather_vec<" + t + ">"
@@ -164,6 +163,12 @@ func (e *emitter) operand(ab string, o *lower.Operand, ks, batch []*ir.Index, ti
 	e.printf("      *kg_ok = %s;\n", ok)
 	e.printf("      return &%s;\n", access)
 	e.printf("    }, %s);\n", name(o.Load.Tensor.Name))
+}
+
+// chunked reports whether the tensor-core tiles move gathered operand o
+// in 16-byte chunks: on CUDA (cp.async), where chunkable.
+func (e *emitter) chunked(o *lower.Operand, ks []*ir.Index) bool {
+	return e.d == CUDA && chunkable(o, ks, 16/int64(o.Load.Tensor.DType.Size()))
 }
 
 // chunkable reports whether every aligned run of el consecutive

@@ -155,20 +155,30 @@ func TestColReduceSplit(t *testing.T) {
 		if name == "clash_tall" && !strings.Contains(lower.Print(p), "let Y_part2[chunk2 in 0..") {
 			t.Errorf("clash_tall: the partials clash with the kernel's names:\n%s", lower.Print(p))
 		}
-		inputs, _ := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, 3)
-		want, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := int64(0); j < want[0].Len(); j++ {
-			g, w := got[0].Float(j), want[0].Float(j)
-			if math.Abs(g-w) > 1e-12*math.Max(1, math.Abs(w)) {
-				t.Errorf("%s: element %d: split %v, checked %v", name, j, g, w)
-			}
+		samePlan(t, in, p, 3, 1e-12)
+	}
+}
+
+// samePlan runs instance in's kernel and plan p's (a rewrite of it) in
+// the interpreter on the same inputs (normal, seed) and reports elements
+// of the first output further apart than tol, relative.
+func samePlan(t *testing.T, in *ir.Instance, p *lower.Plan, seed uint64, tol float64) {
+	t.Helper()
+	inputs, err := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := int64(0); j < want[0].Len(); j++ {
+		if g, w := got[0].Float(j), want[0].Float(j); math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {
+			t.Errorf("%s: element %d: plan %v, kernel %v", in.Name, j, g, w)
 		}
 	}
 }

@@ -52,13 +52,7 @@ func hoistReductions(k *ir.Kernel) {
 				for _, ix := range done[j].free {
 					read = append(read, &ir.IndexRef{Index: ix})
 				}
-				load := &ir.Load{Tensor: done[j].t, Index: read, Span: r.Span}
-				s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
-					if e == r {
-						return load
-					}
-					return nil
-				})
+				replace(s, r, &ir.Load{Tensor: done[j].t, Index: read, Span: r.Span})
 				continue
 			}
 			taken := names(k)
@@ -75,21 +69,8 @@ func hoistReductions(k *ir.Kernel) {
 			}
 			t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_red"), Span: r.Span, Kind: ir.Let, DType: r.T, Shape: shape}
 			h := &ir.Stmt{Target: t, Index: index, Span: s.Span, Value: ir.Substitute(r, subst)}
-			load := &ir.Load{Tensor: t, Index: read, Span: r.Span}
-			s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
-				if e == r {
-					return load
-				}
-				return nil
-			})
-			lets := 0
-			for _, w := range k.Stmts[:i] {
-				if w.Target.Kind == ir.Let {
-					lets++
-				}
-			}
-			k.Lets = slices.Insert(k.Lets, lets, t)
-			k.Stmts = slices.Insert(k.Stmts, i, h)
+			replace(s, r, &ir.Load{Tensor: t, Index: read, Span: r.Span})
+			insertLet(k, i, h)
 			i++
 			done = append(done, hoisted{r, t, free})
 		}

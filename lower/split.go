@@ -36,14 +36,7 @@ func splitColumns(k *ir.Kernel) {
 			continue
 		}
 		p := splitStmt(k, s, parts, chunk)
-		lets := 0
-		for _, w := range k.Stmts[:i] {
-			if w.Target.Kind == ir.Let {
-				lets++
-			}
-		}
-		k.Lets = slices.Insert(k.Lets, lets, p.Target)
-		k.Stmts = slices.Insert(k.Stmts, i, p)
+		insertLet(k, i, p)
 		i++
 	}
 }
@@ -100,14 +93,7 @@ func splitK(k *ir.Kernel, lim Limits) {
 			continue
 		}
 		p := splitProduct(k, s, m, parts)
-		lets := 0
-		for _, w := range k.Stmts[:i] {
-			if w.Target.Kind == ir.Let {
-				lets++
-			}
-		}
-		k.Lets = slices.Insert(k.Lets, lets, p.Target)
-		k.Stmts = slices.Insert(k.Stmts, i, p)
+		insertLet(k, i, p)
 		i++
 	}
 }
@@ -167,12 +153,7 @@ func splitProduct(k *ir.Kernel, s *ir.Stmt, m *Matmul, parts int64) *ir.Stmt {
 		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
 	}
 	combined := &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span}
-	s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
-		if e == r {
-			return combined
-		}
-		return nil
-	})
+	replace(s, r, combined)
 	return p
 }
 
@@ -218,13 +199,31 @@ func splitStmt(k *ir.Kernel, s *ir.Stmt, parts, chunk int64) *ir.Stmt {
 		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
 	}
 	combined := &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span}
+	replace(s, r, combined)
+	return p
+}
+
+// insertLet puts let statement p before statement i of k, and its tensor
+// among k's lets in statement order.
+func insertLet(k *ir.Kernel, i int, p *ir.Stmt) {
+	lets := 0
+	for _, w := range k.Stmts[:i] {
+		if w.Target.Kind == ir.Let {
+			lets++
+		}
+	}
+	k.Lets = slices.Insert(k.Lets, lets, p.Target)
+	k.Stmts = slices.Insert(k.Stmts, i, p)
+}
+
+// replace puts by in place of node x in s's value.
+func replace(s *ir.Stmt, x, by ir.Expr) {
 	s.Value = ir.Rewrite(s.Value, func(e ir.Expr) ir.Expr {
-		if e == r {
-			return combined
+		if e == x {
+			return by
 		}
 		return nil
 	})
-	return p
 }
 
 // minExpr is the i64 expression min(x, y).

@@ -1,15 +1,12 @@
 package lower_test
 
 import (
-	"math"
 	"strings"
 	"testing"
 
 	"kgen.dev/kgen/frontend"
-	"kgen.dev/kgen/interp"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
-	"kgen.dev/kgen/tensor"
 )
 
 // TestSplitK: a matrix product with too few output tiles over a long K is
@@ -66,20 +63,7 @@ instance small = mm<M = 3, N = 5, K = 4096>
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, _ := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, 5)
-	ref, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j := int64(0); j < ref[0].Len(); j++ {
-		if g, w := got[0].Float(j), ref[0].Float(j); math.Abs(g-w) > 1e-5*math.Max(1, math.Abs(w)) {
-			t.Errorf("small: element %d: split %v, unsplit %v", j, g, w)
-		}
-	}
+	samePlan(t, in, p, 5, 1e-5)
 }
 
 // TestHoistReductions: a reduction that depends on only some of its
@@ -130,19 +114,6 @@ instance l1_small = l1norm<R = 4, D = 9>
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs, _ := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, 2)
-		ref, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := int64(0); j < ref[0].Len(); j++ {
-			if g, w := got[0].Float(j), ref[0].Float(j); math.Abs(g-w) > 1e-12*math.Max(1, math.Abs(w)) {
-				t.Errorf("%s: element %d: hoisted %v, unhoisted %v", name, j, g, w)
-			}
-		}
+		samePlan(t, in, p, 2, 1e-12)
 	}
 }

@@ -125,36 +125,14 @@ func splitKParts(m *Matmul) int64 {
 // splitProduct returns the statement of m's partial products over parts
 // whole chunks of K, and rewrites s (m's statement) to combine them.
 func splitProduct(k *ir.Kernel, s *ir.Stmt, m *Matmul, parts int64) *ir.Stmt {
-	r := m.Reduce
 	depth, _ := constExtent([]*ir.Index{m.K})
 	chunk := depth / parts
-	taken := names(k)
-	chunkName := fresh(taken, "chunk")
-	chunkIx := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
-	index := []*ir.Index{chunkIx}
-	shape := []ir.Expr{ir.IntConst(parts)}
-	subst := map[*ir.Index]ir.Expr{}
-	for _, ix := range s.Index {
-		c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
-		index = append(index, c)
-		shape = append(shape, ix.Hi)
-		subst[ix] = &ir.IndexRef{Index: c}
-	}
-	// k = chunk * CH + k', k' over the chunk's points.
-	part := &ir.Index{Name: m.K.Name, Span: m.K.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
-	subst[m.K] = add(mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})
-	t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_part"), Span: s.Target.Span, Kind: ir.Let, DType: r.T, Shape: shape}
-	p := &ir.Stmt{Target: t, Index: index, Span: s.Span,
-		Value: &ir.Reduce{Op: r.Op, Axes: []*ir.Index{part}, Body: ir.Substitute(r.Body, subst), T: r.T, Span: r.Span}}
-
-	c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
-	read := &ir.Load{Tensor: t, Index: []ir.Expr{&ir.IndexRef{Index: c}}, Span: r.Span}
-	for _, ix := range s.Index {
-		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
-	}
-	combined := &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span}
-	replace(s, r, combined)
-	return p
+	return partials(k, s, m.Reduce, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
+		// k = chunk * CH + k', k' over the chunk's points.
+		part := &ir.Index{Name: m.K.Name, Span: m.K.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
+		subst[m.K] = add(mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})
+		return []*ir.Index{part}
+	})
 }
 
 // allZeroLo: every index of ix starts at 0, as the let of partial
@@ -169,9 +147,26 @@ func allZeroLo(ix []*ir.Index) bool {
 func splitStmt(k *ir.Kernel, s *ir.Stmt, parts, chunk int64) *ir.Stmt {
 	r := MatchColumns(s).Reduce
 	ax := r.Axes[0]
+	return partials(k, s, r, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
+		// The first axis runs over the chunk's points.
+		start := func() ir.Expr {
+			return Simplify(add(ax.Lo, mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk))))
+		}
+		part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: start(), Hi: minExpr(add(start(), ir.IntConst(chunk)), ax.Hi)}
+		subst[ax] = &ir.IndexRef{Index: part}
+		return append([]*ir.Index{part}, r.Axes[1:]...)
+	})
+}
+
+// partials returns the statement of a let of partial results of s's
+// reduction r, a chunk of its points each over a new leading index of
+// parts points (then copies of s's indices), and rewrites s to combine
+// them in order with r's operation. chunked gives the partial
+// reduction's axes, in terms of the chunk index, and sets in subst what
+// replaces r's split axis.
+func partials(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, parts int64, chunked func(chunk *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index) *ir.Stmt {
 	taken := names(k)
 	chunkName := fresh(taken, "chunk")
-	// The partials' indices: the chunk, then copies of s's.
 	chunkIx := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
 	index := []*ir.Index{chunkIx}
 	shape := []ir.Expr{ir.IntConst(parts)}
@@ -182,15 +177,10 @@ func splitStmt(k *ir.Kernel, s *ir.Stmt, parts, chunk int64) *ir.Stmt {
 		shape = append(shape, ix.Hi)
 		subst[ix] = &ir.IndexRef{Index: c}
 	}
-	// The first axis runs over the chunk's points.
-	start := func() ir.Expr {
-		return Simplify(add(ax.Lo, mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk))))
-	}
-	part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: start(), Hi: minExpr(add(start(), ir.IntConst(chunk)), ax.Hi)}
-	subst[ax] = &ir.IndexRef{Index: part}
+	axes := chunked(chunkIx, subst)
 	t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_part"), Span: s.Target.Span, Kind: ir.Let, DType: r.T, Shape: shape}
 	p := &ir.Stmt{Target: t, Index: index, Span: s.Span,
-		Value: &ir.Reduce{Op: r.Op, Axes: append([]*ir.Index{part}, r.Axes[1:]...), Body: ir.Substitute(r.Body, subst), T: r.T, Span: r.Span}}
+		Value: &ir.Reduce{Op: r.Op, Axes: axes, Body: ir.Substitute(r.Body, subst), T: r.T, Span: r.Span}}
 
 	// s combines the chunks' results in order.
 	c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
@@ -198,8 +188,7 @@ func splitStmt(k *ir.Kernel, s *ir.Stmt, parts, chunk int64) *ir.Stmt {
 	for _, ix := range s.Index {
 		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
 	}
-	combined := &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span}
-	replace(s, r, combined)
+	replace(s, r, &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span})
 	return p
 }
 

@@ -31,9 +31,8 @@ func hoistReductions(k *ir.Kernel) {
 			continue
 		}
 		type hoisted struct {
-			r    *ir.Reduce
-			t    *ir.Tensor
-			free []*ir.Index
+			r *ir.Reduce
+			t *ir.Tensor
 		}
 		var done []hoisted
 		for _, r := range ir.TopReductions(s.Value) {
@@ -46,33 +45,18 @@ func hoistReductions(k *ir.Kernel) {
 			if len(free) == len(s.Index) {
 				continue
 			}
-			// A reduction written twice reads the first one's let.
+			// A reduction written twice reads the first one's let (equal
+			// reductions read the same indices).
 			if j := slices.IndexFunc(done, func(h hoisted) bool { return ir.Equal(h.r, r) }); j >= 0 {
-				var read []ir.Expr
-				for _, ix := range done[j].free {
-					read = append(read, &ir.IndexRef{Index: ix})
-				}
-				replace(s, r, &ir.Load{Tensor: done[j].t, Index: read, Span: r.Span})
+				replace(s, r, &ir.Load{Tensor: done[j].t, Index: refs(free), Span: r.Span})
 				continue
 			}
-			taken := names(k)
-			shape := []ir.Expr{}
-			index := []*ir.Index{}
-			subst := map[*ir.Index]ir.Expr{}
-			read := []ir.Expr{}
-			for _, ix := range free {
-				c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
-				index = append(index, c)
-				shape = append(shape, ix.Hi)
-				subst[ix] = &ir.IndexRef{Index: c}
-				read = append(read, &ir.IndexRef{Index: ix})
-			}
-			t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_red"), Span: r.Span, Kind: ir.Let, DType: r.T, Shape: shape}
-			h := &ir.Stmt{Target: t, Index: index, Span: s.Span, Value: ir.Substitute(r, subst)}
-			replace(s, r, &ir.Load{Tensor: t, Index: read, Span: r.Span})
-			insertLet(k, i, h)
+			index, shape, subst := copies(free)
+			t := &ir.Tensor{Name: fresh(names(k), s.Target.Name+"_red"), Span: r.Span, Kind: ir.Let, DType: r.T, Shape: shape}
+			insertLet(k, i, &ir.Stmt{Target: t, Index: index, Span: s.Span, Value: ir.Substitute(r, subst)})
 			i++
-			done = append(done, hoisted{r, t, free})
+			replace(s, r, &ir.Load{Tensor: t, Index: refs(free), Span: r.Span})
+			done = append(done, hoisted{r, t})
 		}
 	}
 }

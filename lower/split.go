@@ -168,15 +168,9 @@ func partials(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, parts int64, chunked func(
 	taken := names(k)
 	chunkName := fresh(taken, "chunk")
 	chunkIx := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
-	index := []*ir.Index{chunkIx}
-	shape := []ir.Expr{ir.IntConst(parts)}
-	subst := map[*ir.Index]ir.Expr{}
-	for _, ix := range s.Index {
-		c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
-		index = append(index, c)
-		shape = append(shape, ix.Hi)
-		subst[ix] = &ir.IndexRef{Index: c}
-	}
+	copied, shape, subst := copies(s.Index)
+	index := append([]*ir.Index{chunkIx}, copied...)
+	shape = append([]ir.Expr{ir.IntConst(parts)}, shape...)
 	axes := chunked(chunkIx, subst)
 	t := &ir.Tensor{Name: fresh(taken, s.Target.Name+"_part"), Span: s.Target.Span, Kind: ir.Let, DType: r.T, Shape: shape}
 	p := &ir.Stmt{Target: t, Index: index, Span: s.Span,
@@ -184,12 +178,32 @@ func partials(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, parts int64, chunked func(
 
 	// s combines the chunks' results in order.
 	c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
-	read := &ir.Load{Tensor: t, Index: []ir.Expr{&ir.IndexRef{Index: c}}, Span: r.Span}
-	for _, ix := range s.Index {
-		read.Index = append(read.Index, &ir.IndexRef{Index: ix})
-	}
+	read := &ir.Load{Tensor: t, Index: refs(append([]*ir.Index{c}, s.Index...)), Span: r.Span}
 	replace(s, r, &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span})
 	return p
+}
+
+// copies are new indices over the ranges of ixs, for a let over them:
+// the copies, their extents (the let's shape; each range starts at 0),
+// and the substitution of each index by its copy.
+func copies(ixs []*ir.Index) (index []*ir.Index, shape []ir.Expr, subst map[*ir.Index]ir.Expr) {
+	subst = map[*ir.Index]ir.Expr{}
+	for _, ix := range ixs {
+		c := &ir.Index{Name: ix.Name, Span: ix.Span, Lo: ix.Lo, Hi: ix.Hi}
+		index = append(index, c)
+		shape = append(shape, ix.Hi)
+		subst[ix] = &ir.IndexRef{Index: c}
+	}
+	return index, shape, subst
+}
+
+// refs reads ixs, in order: a load's index expressions.
+func refs(ixs []*ir.Index) []ir.Expr {
+	var out []ir.Expr
+	for _, ix := range ixs {
+		out = append(out, &ir.IndexRef{Index: ix})
+	}
+	return out
 }
 
 // insertLet puts let statement p before statement i of k, and its tensor

@@ -23,7 +23,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "bench", args: "--target cuda:sm_90 [--kernel NAME,...] [--baseline eager,compile] [--json FILE] [--md FILE] [--html FILE] FILE...",
+		name: "bench", args: "--target cuda:sm_90 [--kernel NAME,...] [--baseline eager,compile] [--json FILE] [--md FILE] [--html FILE] FILE...\n       kgen bench --compare [--tolerance F] [--any-target] [--json FILE] OLD.json NEW.json",
 		short: "time instances on the GPU, side by side with PyTorch",
 		long: `
 Bench builds every instance of each FILE (or those named by --kernel) for the
@@ -52,7 +52,7 @@ on, and the outputs must agree. Python is python3 on PATH, or --python.
 --json, --md and --html write the results, with the date, GPU, driver,
 clocks and toolchain versions, for committing under testsuite/results/; the
 HTML report draws the speedups and a roofline. Exit status 1 when any
-instance is wrong.`,
+instance is wrong.` + compareHelp,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			kernels := fs.String("kernel", "", "comma-separated instance names to bench (default: all)")
@@ -68,7 +68,12 @@ instance is wrong.`,
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			var tf tunedFlags
 			tf.register(fs)
+			var cmp compareFlags
+			cmp.register(fs)
 			return func(args []string) int {
+				if cmp.on {
+					return cmp.run(fs, args, *jsonOut)
+				}
 				if len(args) == 0 || *target == "" {
 					return usageError("bench", "want --target and at least one FILE")
 				}

@@ -331,7 +331,16 @@ func (t matmulTemplate) Space() map[string][]int64 {
 			"BLOCKS_PER_SM": {1, 2}, "FRAGS": {1, 2},
 		}
 	}
-	return map[string][]int64{"BK": {8, 16}}
+	return map[string][]int64{"BK": {8, 16}, "BLOCKS_PER_SM": {1, 2}}
+}
+
+// Version: 2 since the simt tile moves aligned operands in vector chunks
+// and takes BLOCKS_PER_SM.
+func (t matmulTemplate) Version() int {
+	if t.mma {
+		return 1
+	}
+	return 2
 }
 
 // Default: for tensor cores, 128 x 128 tiles of 8 warps with
@@ -339,20 +348,38 @@ func (t matmulTemplate) Space() map[string][]int64 {
 // to have enough of them to fill a large GPU twice over (bf16 4096^3 on the
 // H100, 2026-11-23: 284 TFLOP/s with 128 x 128, 330 with 256 x 128; single
 // fragments 224; testsuite/sweep.txt; tf32 tiles, twice the bytes, stay
-// 128 x 128 to fit sm_80's shared memory); for CUDA cores, BK = 16 (34.5
-// TFLOP/s on f32 4096^3 against 32.6 with 8).
+// 128 x 128 to fit sm_80's shared memory); for CUDA cores, simtDefault.
 func (t matmulTemplate) Default(l *Launch) Config {
 	if !t.mma {
-		// f64 operands take twice the shared memory: BK = 16 would
-		// not fit the static limit.
-		if m := MatchMatmul(l.Stmt); m != nil && SimtSmem(m, 16) > MaxStaticSmem {
-			return Config{"BK": 8}
-		}
-		return Config{"BK": 16}
+		m := MatchMatmul(l.Stmt)
+		return simtDefault(m.Reduce.T, slices.Concat(m.M, m.N, []*ir.Index{m.K}), true)
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	if m := MatchMatmul(l.Stmt); m != nil && m.Elem.Size() == 2 && fillsTwice(m, 256, 128) {
 		c["BM"], c["WARPS_M"], c["WARPS_N"] = 256, 4, 2
+	}
+	return c
+}
+
+// simtDefault is the CUDA-core tile's default: slices of BK = 8 and,
+// where the product is specialized (every extent known), its accumulator
+// 4 bytes or less and its operands matrices in memory (strided), two
+// blocks a multiprocessor, which caps a thread at 128 registers. On the
+// H100 (2026-11-26, testsuite/results/2026-11-26-h100-s6-simt/) that was
+// the fastest or within 11% of the fastest of the four configurations for
+// each of the suite's 11 f32 products (BK = 16 with one block lost up to
+// 1.6x on some: kb_matmul_bt 411 against 665 us with BK = 8 and one
+// block, ptxas scheduling the shared-memory reads differently); under the
+// cap a kernel of run-time sizes, which holds both the vector and the
+// element paths, or a gathered operand, spills hundreds of bytes.
+func simtDefault(acc ir.DType, extents []*ir.Index, strided bool) Config {
+	c := Config{"BK": 8, "BLOCKS_PER_SM": 1}
+	known := !slices.ContainsFunc(extents, func(ix *ir.Index) bool {
+		_, ok := Simplify(Extent([]*ir.Index{ix})).(*ir.Const)
+		return !ok
+	})
+	if known && strided && acc.Size() <= 4 {
+		c["BLOCKS_PER_SM"] = 2
 	}
 	return c
 }
@@ -410,13 +437,13 @@ func Tiles(l *Launch) ir.Expr {
 
 func (t matmulTemplate) Grid(l *Launch) Grid {
 	g := Grid{Blocks: capBlocks(Tiles(l)), Threads: SimtThreads}
+	c := l.Config
 	if t.mma {
-		c := l.Config
 		g.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
 		g.Smem = MmaSmem(MatchMatmul(l.Stmt), c)
-		if c["BLOCKS_PER_SM"] > 1 {
-			g.MinBlocks = c["BLOCKS_PER_SM"]
-		}
+	}
+	if c["BLOCKS_PER_SM"] > 1 {
+		g.MinBlocks = c["BLOCKS_PER_SM"]
 	}
 	return g
 }

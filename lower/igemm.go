@@ -295,18 +295,20 @@ func (t igemmTemplate) Accepts(s *ir.Stmt) bool {
 func (t igemmTemplate) Available(lim Limits) bool { return matmulTemplate(t).Available(lim) }
 
 func (t igemmTemplate) Space() map[string][]int64 { return matmulTemplate(t).Space() }
+func (t igemmTemplate) Version() int              { return matmulTemplate(t).Version() }
 func (t igemmTemplate) Check(l *Launch) error     { return matmulTemplate(t).Check(l) }
 
-// Default: on CUDA cores, BK = 8, which holds half as many gathered
-// elements in registers for the next slice as 16 (with 16, conv_s2 spills
-// at 255 registers for sm_80 and sm_90; with 8 it takes 204). On tensor
-// cores, the matmul default, with a 64-row or 64-column tile where the
-// product has no more rows or columns than that (a convolution with 64
-// filters), so that half of each tile is not idle. Not yet timed on a GPU
-// against the alternatives.
+// Default: on CUDA cores, simtDefault (BK = 8 also holds half as many
+// gathered elements in registers for the next slice as 16: with 16,
+// conv_s2 spills at 255 registers for sm_80 and sm_90; with 8 it takes
+// 204). On tensor cores, the matmul default, with a 64-row or 64-column
+// tile where the product has no more rows or columns than that (a
+// convolution with 64 filters), so that half of each tile is not idle. Not
+// yet timed on a GPU against the alternatives.
 func (t igemmTemplate) Default(l *Launch) Config {
 	if !t.mma {
-		return Config{"BK": 8}
+		g := MatchIGemm(l.Stmt)
+		return simtDefault(g.Reduce.T, slices.Concat(g.M, g.N, g.K), g.A.Strided && g.B.Strided)
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	g := MatchIGemm(l.Stmt)
@@ -341,13 +343,13 @@ func (t igemmTemplate) Grid(l *Launch) Grid {
 	bm, bn := TileShape(l)
 	tiles := Simplify(mul(Extent(g.Batch), mul(cdiv(Extent(g.M), bm), cdiv(Extent(g.N), bn))))
 	gr := Grid{Blocks: capBlocks(tiles), Threads: SimtThreads}
+	c := l.Config
 	if t.mma {
-		c := l.Config
 		gr.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
 		gr.Smem = mmaRing(g.A.KMajor, g.B.KMajor, g.A.Load.Tensor.DType, c)
-		if c["BLOCKS_PER_SM"] > 1 {
-			gr.MinBlocks = c["BLOCKS_PER_SM"]
-		}
+	}
+	if c["BLOCKS_PER_SM"] > 1 {
+		gr.MinBlocks = c["BLOCKS_PER_SM"]
 	}
 	return gr
 }

@@ -33,7 +33,7 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"mm_f32": 16, "mm_mixed": 8, "mm_f64": 8}
+	want := map[string]int64{"mm_f32": 8, "mm_mixed": 8, "mm_f64": 8}
 	for _, k := range prog.Kernels {
 		p, err := lower.Build(k, nil, k.Name, sm80.Limits())
 		if err != nil {
@@ -50,6 +50,63 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 		_, err = lower.Override(p, lower.Config{"BK": 16}, sm80.Limits())
 		if fits := lower.SimtSmem(m, 16) <= lower.MaxStaticSmem; fits != (err == nil) {
 			t.Errorf("%s: --config BK=16: %v (fits: %v)", k.Name, err, fits)
+		}
+	}
+}
+
+// TestSimtDefault: the CUDA-core tiles run two blocks a multiprocessor by
+// default only where a thread's 128 registers were measured to suffice:
+// specialized products of matrices in memory with accumulators of 4 bytes
+// or less. Kernels of run-time sizes, f64 sums and gathered operands (a
+// 3x3 convolution) keep one block; split-K's partial products (an
+// implicit GEMM over strided operands) take two.
+func TestSimtDefault(t *testing.T) {
+	src := `
+kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel mm64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel conv<N, C, H, W, F>(X: f32[N, C, H, W], Wt: f32[F, C, 3, 3]) -> (Y: f32[N, F, H, W]) {
+  Y[n, f, h, w] = sum[c, kh in 0..3, kw in 0..3]((X[n, c, h + kh - 1, w + kw - 1] ?? 0) * Wt[f, c, kh, kw])
+}
+instance mm_1k = mm<M = 1024, N = 1024, K = 1024>
+instance mm64_1k = mm64<M = 1024, N = 1024, K = 1024>
+instance conv_kb = conv<N = 16, C = 64, H = 56, W = 56, F = 64>
+instance mm_long_k = mm<M = 256, N = 256, K = 131072>
+`
+	prog, diags := frontend.CheckSource("simt.kg", src)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	sm80, err := runtime.ParseTarget("cuda:sm_80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"mm":        "matmul-simt BK=8, BLOCKS_PER_SM=1",
+		"mm_1k":     "matmul-simt BK=8, BLOCKS_PER_SM=2",
+		"mm64_1k":   "matmul-simt BK=8, BLOCKS_PER_SM=1",
+		"conv_kb":   "igemm-simt BK=8, BLOCKS_PER_SM=1",
+		"mm_long_k": "igemm-simt BK=8, BLOCKS_PER_SM=2",
+	} {
+		var p *lower.Plan
+		if in := prog.Instance(name); in != nil {
+			p, err = lower.Build(in.Kernel, in.Env, name, sm80.Limits())
+		} else {
+			p, err = lower.Build(prog.Kernel(name), nil, name, sm80.Limits())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if got := l.Template.Name() + " " + l.Config.String(); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+		// One block a multiprocessor asks nothing of the compiler.
+		if g, want := l.Grid(), l.Config["BLOCKS_PER_SM"]; g.MinBlocks != want && (want != 1 || g.MinBlocks != 0) {
+			t.Errorf("%s: %d blocks a multiprocessor asked of the compiler, want %d", name, g.MinBlocks, want)
 		}
 	}
 }

@@ -76,6 +76,33 @@ func TestEmulatedIGemm(t *testing.T) {
 	emulateFile(t, gxx, "testdata/igemm.kg")
 }
 
+// TestEmulatedSimt emulates testdata/simt.kg, the CUDA-core tile's
+// matrix products in every operand layout. Its *_chunks instances have
+// contiguous extents of whole 16-byte chunks in 16-byte aligned buffers
+// (the emulator's), so they take the vector path, with edge tiles, where a
+// wrong chunk address or bounds test shows as a wrong output.
+func TestEmulatedSimt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with g++")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++")
+	}
+	text, err := os.ReadFile("testdata/simt.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plansOf(t, "simt.kg", string(text)) {
+		for _, l := range p.Launches {
+			if l.Template.Name() != "matmul-simt" {
+				t.Errorf("%s: template %s, want matmul-simt", l.Name, l.Template.Name())
+			}
+		}
+	}
+	emulateFile(t, gxx, "testdata/simt.kg")
+}
+
 // emulateFile runs the kernels of the spec at path in the emulator, each
 // with its reference plan, at the kernel's last (odd) test shape, and
 // every instance small enough at its own sizes, and kernels that sm_90a

@@ -23,31 +23,36 @@ func (e *emitter) igemm(l *lower.Launch) {
 	e.printf("  const int64_t kg_M = %s, kg_N = %s, kg_K = %s;\n", e.expr(lower.Extent(g.M)), e.expr(lower.Extent(g.N)), e.expr(lower.Extent(g.K)))
 	e.tileCount(bm, bn, g.Batch)
 	ak, bk := g.A.KMajor, g.B.KMajor
-	vec := false
 	simt := l.Template.Name() == "igemm-simt" // tensor-core products too, on a target without tensor cores
+	// As for a matmul, the tiles move a strided operand in 16-byte chunks
+	// (cp.async on tensor cores, vector loads on CUDA cores) where its
+	// rows are 16-byte aligned and its contiguous extent whole chunks (of
+	// 8 elements on tensor cores; the simt tile's chunks divide 16 bytes).
+	var conds []string
+	for _, o := range []struct {
+		op   *lower.Operand
+		rows string
+	}{{g.A, "kg_M"}, {g.B, "kg_N"}} {
+		if !o.op.Strided {
+			continue
+		}
+		contiguous := o.rows
+		if o.op.KMajor {
+			contiguous = "kg_K"
+		}
+		el := int64(8)
+		if simt {
+			el = int64(16 / o.op.Load.Tensor.DType.Size())
+		}
+		conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(o.op.Load.Tensor.Name)),
+			fmt.Sprintf("%s %% %d == 0", e.paren(o.op.Ld), el), fmt.Sprintf("%s %% %d == 0", contiguous, el))
+		for _, ix := range g.Batch {
+			conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(o.op.Load, ix)), el))
+		}
+	}
 	if !simt {
 		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
-		// As for a matmul: cp.async needs 16-byte aligned rows and
-		// contiguous extents of whole chunks, here of the strided operands.
-		var conds []string
-		for _, o := range []struct {
-			op   *lower.Operand
-			rows string
-		}{{g.A, "kg_M"}, {g.B, "kg_N"}} {
-			if !o.op.Strided {
-				continue
-			}
-			contiguous := o.rows
-			if o.op.KMajor {
-				contiguous = "kg_K"
-			}
-			conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(o.op.Load.Tensor.Name)),
-				fmt.Sprintf("%s %% 8 == 0", e.paren(o.op.Ld)), fmt.Sprintf("%s %% 8 == 0", contiguous))
-			for _, ix := range g.Batch {
-				conds = append(conds, fmt.Sprintf("%s %% 8 == 0", e.paren(lower.Stride(o.op.Load, ix))))
-			}
-		}
 		// A gathered operand moves in chunks where they are contiguous
 		// (chunkable): its tensor's base and rows 16-byte aligned.
 		for _, o := range []*lower.Operand{g.A, g.B} {
@@ -57,12 +62,12 @@ func (e *emitter) igemm(l *lower.Launch) {
 					fmt.Sprintf("%s %% %d == 0", e.paren(t.Shape[len(t.Shape)-1]), 16/t.DType.Size()))
 			}
 		}
-		if len(conds) > 0 {
-			vec = true
-			e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
-		}
 	} else {
 		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(g.Reduce.T), c["BK"], ak, bk)
+	}
+	vec := len(conds) > 0
+	if vec {
+		e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	}
 	e.tileLoop(g.Batch)
 	e.operand("A", g.A, g.K, g.Batch, !simt)
@@ -85,7 +90,11 @@ func (e *emitter) igemm(l *lower.Launch) {
 		e.loads = map[*ir.Load]string{g.A.Load: "kg_x", g.B.Load: "kg_y"}
 		body := e.expr(g.Reduce.Body)
 		e.loads = nil
-		e.printf("    kg_tile_t::run(%s, [](%s kg_x, %s kg_y) -> %s { return %s; });\n", args, ta, tb, acc, body)
+		mul := fmt.Sprintf("[](%s kg_x, %s kg_y) -> %s { return %s; }", ta, tb, acc, body)
+		if vec {
+			e.printf("    if (kg_vec)\n      kg_tile_t::run<%t, %t>(%s, %s);\n    else\n  ", g.A.Strided, g.B.Strided, args, mul)
+		}
+		e.printf("    kg_tile_t::run(%s, %s);\n", args, mul)
 	}
 	e.epilogue(bm, bn, g.M, g.N, g.Reduce, l.Stmt)
 }

@@ -45,25 +45,26 @@ func (e *emitter) matmul(l *lower.Launch) {
 			e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
 		}
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
-		// cp.async (or, for mfma, a vector load) moves 16-byte chunks of el
-		// elements: every operand row and batch offset must start 16-byte
-		// aligned, and each contiguous extent must be whole chunks, for a
-		// chunk to be all in or all out.
-		el := 16 / m.Elem.Size()
-		conds := []string{
-			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),
-			fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.B.Tensor.Name)),
-			fmt.Sprintf("kg_lda %% %d == 0", el), fmt.Sprintf("kg_ldb %% %d == 0", el),
-			fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_M"}[ak], el),
-			fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_N"}[bk], el),
-		}
-		for _, ix := range m.Batch {
-			conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.A, ix)), el), fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.B, ix)), el))
-		}
-		e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	} else {
 		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(m.Reduce.T), c["BK"], ak, bk)
 	}
+	// Every tile moves operands in chunks of up to 16 bytes where they
+	// allow (cp.async; a vector load for mfma and simt): every operand row
+	// and batch offset must start 16-byte aligned, and each contiguous
+	// extent must be whole 16-byte chunks, for a chunk to be all in or all
+	// out (the simt tile's smaller chunks divide them).
+	conds := []string{
+		fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),
+		fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.B.Tensor.Name)),
+	}
+	elA, elB := 16/m.A.Tensor.DType.Size(), 16/m.B.Tensor.DType.Size()
+	conds = append(conds, fmt.Sprintf("kg_lda %% %d == 0", elA), fmt.Sprintf("kg_ldb %% %d == 0", elB),
+		fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_M"}[ak], elA),
+		fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_N"}[bk], elB))
+	for _, ix := range m.Batch {
+		conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.A, ix)), elA), fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.B, ix)), elB))
+	}
+	e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	e.tileLoop(m.Batch)
 	offA, offB := "", ""
 	if len(m.Batch) > 0 {
@@ -87,7 +88,8 @@ func (e *emitter) matmul(l *lower.Launch) {
 		e.loads = map[*ir.Load]string{m.A: "kg_x", m.B: "kg_y"}
 		body := e.expr(m.Reduce.Body)
 		e.loads = nil
-		e.printf("    kg_tile_t::run(%s, [](%s kg_x, %s kg_y) -> %s { return %s; });\n", args, ta, tb, acc, body)
+		mul := fmt.Sprintf("[](%s kg_x, %s kg_y) -> %s { return %s; }", ta, tb, acc, body)
+		e.printf("    if (kg_vec)\n      kg_tile_t::run<true, true>(%s, %s);\n    else\n      kg_tile_t::run(%s, %s);\n", args, mul, args, mul)
 	}
 	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt)
 }

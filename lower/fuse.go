@@ -175,7 +175,7 @@ func rowWise(s *ir.Stmt) bool {
 			if !ok || !mentions(l, last) {
 				return true
 			}
-			if ref, ok := l.Index[len(l.Index)-1].(*ir.IndexRef); !ok || ref.Index != last {
+			if !unitStep(l.Index[len(l.Index)-1], last) {
 				contiguous = false
 			}
 			return true
@@ -199,6 +199,26 @@ const MinRowLength = 256
 // mentions reports whether any index of l refers to ix.
 func mentions(l *ir.Load, ix *ir.Index) bool {
 	return slices.ContainsFunc(l.Index, func(e ir.Expr) bool { return Mentions(e, ix) })
+}
+
+// unitStep reports whether the index expression e steps by one element
+// with ix: ix itself, or ix plus terms without it (a split row's chunk *
+// CH + i).
+func unitStep(e ir.Expr, ix *ir.Index) bool {
+	if ref, ok := e.(*ir.IndexRef); ok {
+		return ref.Index == ix
+	}
+	b, ok := e.(*ir.Binary)
+	if !ok || b.Op != ir.Add {
+		return false
+	}
+	switch {
+	case !Mentions(b.X, ix):
+		return unitStep(b.Y, ix)
+	case !Mentions(b.Y, ix):
+		return unitStep(b.X, ix)
+	}
+	return false
 }
 
 // Mentions reports whether x refers to index ix anywhere inside it.

@@ -35,10 +35,88 @@ func splitColumns(k *ir.Kernel) {
 		if parts < 2 {
 			continue
 		}
-		p := splitStmt(k, s, parts, chunk)
+		p := splitStmt(k, s, MatchColumns(s).Reduce, parts, chunk)
 		insertLet(k, i, p)
 		i++
 	}
+}
+
+// MaxSplitOutputs is the most outputs a row reduction may have for
+// splitRows to split it: a quarter of bigGPU's multiprocessors, each
+// output's row a block. On a target with clusters, whose row-reduce
+// launch spreads a row over up to 8 blocks, an eighth of that: on the
+// H100 (2026-11-26, testsuite/results/2026-11-26-h100-s6-split/) the
+// split took a total from 26.21 to 6.84 us (one row on 8 clustered
+// blocks), but 16 rows on 128 clustered blocks from 3.49 to 5.43 us (a
+// second launch).
+const MaxSplitOutputs = bigGPU / 4
+
+// maxSplitOutputs is MaxSplitOutputs for a target with limits lim.
+func maxSplitOutputs(lim Limits) int64 {
+	if lim.Clusters {
+		return MaxSplitOutputs / 8
+	}
+	return MaxSplitOutputs
+}
+
+// splitRows gives more blocks to row reductions with too few rows to fill
+// the GPU when every size is known: a total (a mean squared error, one
+// row of every element, was one block) or a few rows' sums. As in
+// splitColumns, the statement becomes a let of partial results, a whole
+// chunk of its reduction's first axis each, a block a row of them, and
+// the statement combines the chunks, in order, with the same operation:
+//
+//	let loss_part[chunk in 0..S] = sum[b in 0..CH, d](sq(P[chunk * CH + b, d] - T[chunk * CH + b, d]))
+//	loss = sum[chunk in 0..S](loss_part[chunk]) / (NB * D)
+//
+// Only outputs' statements: a let with few rows fuses into the launch of
+// the statements that read it, which the split would break up.
+func splitRows(k *ir.Kernel, lim Limits) {
+	for i := 0; i < len(k.Stmts); i++ {
+		s := k.Stmts[i]
+		rs := ir.TopReductions(s.Value)
+		if s.Target.Kind == ir.Let || len(rs) != 1 || choose(s, lim).Name() != "row-reduce" {
+			continue
+		}
+		r := rs[0]
+		parts := splitRowsParts(s, r, maxSplitOutputs(lim))
+		if parts < 2 {
+			continue
+		}
+		ax := r.Axes[0]
+		first, _ := constExtent(r.Axes[:1])
+		chunk := first / parts
+		p := partials(k, s, r, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
+			// ax = lo + chunk * CH + ax', ax' over the chunk's points:
+			// whole chunks, so that every partial row has the same
+			// constant length.
+			part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
+			subst[ax] = Simplify(add(ax.Lo, add(mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})))
+			return append([]*ir.Index{part}, r.Axes[1:]...)
+		})
+		insertLet(k, i, p)
+		i++
+	}
+}
+
+// splitRowsParts is the number of whole chunks splitRows cuts the first
+// axis of a row reduction's reduction r into: its largest divisor that
+// keeps about two blocks a bigGPU multiprocessor, each chunk at least
+// MinSplitRows points; 0 when the statement has more than maxRows
+// outputs, or a size is not known.
+func splitRowsParts(s *ir.Stmt, r *ir.Reduce, maxRows int64) int64 {
+	rows, rok := constExtent(s.Index)
+	n, nok := constExtent(r.Axes)
+	first, fok := constExtent(r.Axes[:1])
+	if !rok || !nok || !fok || rows == 0 || rows > maxRows || !allZeroLo(s.Index) || len(ir.TopReductions(r.Body)) > 0 {
+		return 0
+	}
+	for parts := min(2*bigGPU/rows, n/MinSplitRows, first); parts >= 2; parts-- {
+		if first%parts == 0 {
+			return parts
+		}
+	}
+	return 0
 }
 
 // splitSize decides how many chunks the first axis of a column
@@ -141,11 +219,10 @@ func allZeroLo(ix []*ir.Index) bool {
 	return !slices.ContainsFunc(ix, func(x *ir.Index) bool { return !zeroLo(x) })
 }
 
-// splitStmt returns the statement of the partial results of s, in parts
-// chunks of chunk points of its first reduction axis, and rewrites s to
-// combine them.
-func splitStmt(k *ir.Kernel, s *ir.Stmt, parts, chunk int64) *ir.Stmt {
-	r := MatchColumns(s).Reduce
+// splitStmt returns the statement of the partial results of s's
+// reduction r, in parts chunks of chunk points of r's first axis, and
+// rewrites s to combine them.
+func splitStmt(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, parts, chunk int64) *ir.Stmt {
 	ax := r.Axes[0]
 	return partials(k, s, r, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
 		// The first axis runs over the chunk's points.

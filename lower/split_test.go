@@ -7,6 +7,7 @@ import (
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/runtime"
 )
 
 // TestSplitK: a matrix product with too few output tiles over a long K is
@@ -64,6 +65,98 @@ instance small = mm<M = 3, N = 5, K = 4096>
 		t.Fatal(err)
 	}
 	samePlan(t, in, p, 5, 1e-5)
+}
+
+// TestSplitRows: a row reduction with too few outputs to fill the GPU (a
+// total, a few rows) whose sizes are known is split into partial results
+// over whole chunks of its reduction's first axis, a block a row of them,
+// and a row reduction that combines them in order and applies the
+// epilogue; many rows, a first axis without a divisor in range (a prime
+// length), a reduction too short for two chunks, a let (which fuses with
+// its readers) and run-time sizes are not split; nor, on a target with
+// clusters, more than 4 rows. The split plans compute
+// what the statements do (the interpreter runs both).
+func TestSplitRows(t *testing.T) {
+	prog, diags := frontend.CheckSource("r.kg", `
+kernel mse<NB, D>(P: f32[NB, D], T: f32[NB, D]) -> (loss: f32) {
+  loss = sum[b, d]((P[b, d] - T[b, d]) * (P[b, d] - T[b, d])) / (NB * D)
+}
+kernel total<N>(X: f32[N]) -> (Y: f32) {
+  Y = max[i](X[i])
+}
+kernel rows<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+kernel normalize<N>(X: f32[N]) -> (Y: f32[N]) {
+  let s = sum[i](abs(X[i]))
+  Y[i] = X[i] / s
+}
+instance mse_kb = mse<NB = 128, D = 4096>
+instance total_1m = total<N = 1048576>
+instance total_prime = total<N = 1000003>
+instance total_short = total<N = 1000>
+instance rows_few = rows<R = 4, D = 65536>
+instance rows_many = rows<R = 4096, D = 4096>
+instance rows_16 = rows<R = 16, D = 65536>
+instance normalize_1m = normalize<N = 1048576>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	want := map[string]string{
+		"mse_kb":       "mse_kb_0_loss_part:row-reduce mse_kb_1_loss:row-reduce",
+		"total_1m":     "total_1m_0_Y_part:row-reduce total_1m_1_Y:row-reduce",
+		"total_prime":  "total_prime:row-reduce",
+		"total_short":  "total_short:row-reduce",
+		"rows_few":     "rows_few_0_Y_part:row-reduce rows_few_1_Y:col-reduce",
+		"rows_many":    "rows_many:row-reduce",
+		"rows_16":      "rows_16_0_Y_part:row-reduce rows_16_1_Y:col-reduce",
+		"normalize_1m": "normalize_1m:row-reduce",
+		"mse":          "mse:row-reduce",
+	}
+	for name, w := range want {
+		if got := templatesOf(t, prog, name); got != w {
+			t.Errorf("%s: %s, want %s", name, got, w)
+		}
+	}
+	// On sm_90 a row-reduce launch spreads a few rows over clusters of up
+	// to 8 blocks: only outputs of at most 4 rows are split.
+	sm90, err := runtime.ParseTarget("cuda:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"mse_kb": 2, "rows_few": 2, "rows_16": 1} {
+		in := prog.Instance(name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Launches) != want {
+			t.Errorf("%s on sm_90: %d launches, want %d", name, len(p.Launches), want)
+		}
+	}
+	for name, part := range map[string]string{
+		"mse_kb":   "let loss_part[chunk in 0..128]: f32 = sum<f32>[b in 0..1, d in 0..4096]",
+		"total_1m": "let Y_part[chunk in 0..256]: f32 = max<f32>[i in 0..4096](X[chunk * 4096 + i])",
+		"rows_few": "let Y_part[chunk in 0..64, r in 0..4]: f32 = sum<f32>[d in 0..1024](X[r, chunk * 1024 + d])",
+	} {
+		in := prog.Instance(name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := lower.Print(p); !strings.Contains(s, part) {
+			t.Errorf("%s's split, want %q:\n%s", name, part, s)
+		}
+	}
+	for _, name := range []string{"mse_kb", "rows_few"} {
+		in := prog.Instance(name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePlan(t, in, p, 5, 1e-5)
+	}
 }
 
 // TestHoistReductions: a reduction that depends on only some of its

@@ -374,11 +374,7 @@ func (t matmulTemplate) Default(l *Launch) Config {
 // element paths, or a gathered operand, spills hundreds of bytes.
 func simtDefault(acc ir.DType, extents []*ir.Index, strided bool) Config {
 	c := Config{"BK": 8, "BLOCKS_PER_SM": 1}
-	known := !slices.ContainsFunc(extents, func(ix *ir.Index) bool {
-		_, ok := Simplify(Extent([]*ir.Index{ix})).(*ir.Const)
-		return !ok
-	})
-	if known && strided && acc.Size() <= 4 {
+	if _, known := constExtent(extents); known && strided && acc.Size() <= 4 {
 		c["BLOCKS_PER_SM"] = 2
 	}
 	return c

@@ -79,13 +79,11 @@ func splitRows(k *ir.Kernel, lim Limits) {
 			continue
 		}
 		r := rs[0]
-		parts := splitRowsParts(s, r, maxSplitOutputs(lim))
+		parts, chunk := splitRowsSize(s, r, maxSplitOutputs(lim))
 		if parts < 2 {
 			continue
 		}
 		ax := r.Axes[0]
-		first, _ := constExtent(r.Axes[:1])
-		chunk := first / parts
 		p := partials(k, s, r, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
 			// ax = lo + chunk * CH + ax', ax' over the chunk's points:
 			// whole chunks, so that every partial row has the same
@@ -99,24 +97,24 @@ func splitRows(k *ir.Kernel, lim Limits) {
 	}
 }
 
-// splitRowsParts is the number of whole chunks splitRows cuts the first
-// axis of a row reduction's reduction r into: its largest divisor that
-// keeps about two blocks a bigGPU multiprocessor, each chunk at least
-// MinSplitRows points; 0 when the statement has more than maxRows
-// outputs, or a size is not known.
-func splitRowsParts(s *ir.Stmt, r *ir.Reduce, maxRows int64) int64 {
+// splitRowsSize is the number of whole chunks splitRows cuts the first
+// axis of a row reduction's reduction r into, and their length: the
+// axis's largest divisor that keeps about two blocks a bigGPU
+// multiprocessor, each chunk at least MinSplitRows points; 0 parts when
+// the statement has more than maxRows outputs, or a size is not known.
+func splitRowsSize(s *ir.Stmt, r *ir.Reduce, maxRows int64) (parts, chunk int64) {
 	rows, rok := constExtent(s.Index)
 	n, nok := constExtent(r.Axes)
 	first, fok := constExtent(r.Axes[:1])
 	if !rok || !nok || !fok || rows == 0 || rows > maxRows || !allZeroLo(s.Index) || len(ir.TopReductions(r.Body)) > 0 {
-		return 0
+		return 0, 0
 	}
 	for parts := min(2*bigGPU/rows, n/MinSplitRows, first); parts >= 2; parts-- {
 		if first%parts == 0 {
-			return parts
+			return parts, first / parts
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // splitSize decides how many chunks the first axis of a column

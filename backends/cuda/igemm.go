@@ -44,11 +44,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 		if simt {
 			el = int64(16 / o.op.Load.Tensor.DType.Size())
 		}
-		conds = append(conds, fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(o.op.Load.Tensor.Name)),
-			fmt.Sprintf("%s %% %d == 0", e.paren(o.op.Ld), el), fmt.Sprintf("%s %% %d == 0", contiguous, el))
-		for _, ix := range g.Batch {
-			conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(o.op.Load, ix)), el))
-		}
+		conds = append(conds, e.chunkConds(o.op.Load, e.paren(o.op.Ld), contiguous, g.Batch, el)...)
 	}
 	if !simt {
 		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
@@ -91,10 +87,12 @@ func (e *emitter) igemm(l *lower.Launch) {
 		body := e.expr(g.Reduce.Body)
 		e.loads = nil
 		mul := fmt.Sprintf("[](%s kg_x, %s kg_y) -> %s { return %s; }", ta, tb, acc, body)
+		run := fmt.Sprintf("kg_tile_t::run(%s, %s);", args, mul)
 		if vec {
-			e.printf("    if (kg_vec)\n      kg_tile_t::run<%t, %t>(%s, %s);\n    else\n  ", g.A.Strided, g.B.Strided, args, mul)
+			e.printf("    if (kg_vec)\n      kg_tile_t::run<%t, %t>(%s, %s);\n    else\n      %s\n", g.A.Strided, g.B.Strided, args, mul, run)
+		} else {
+			e.printf("    %s\n", run)
 		}
-		e.printf("    kg_tile_t::run(%s, %s);\n", args, mul)
 	}
 	e.epilogue(bm, bn, g.M, g.N, g.Reduce, l.Stmt)
 }

@@ -53,17 +53,8 @@ func (e *emitter) matmul(l *lower.Launch) {
 	// and batch offset must start 16-byte aligned, and each contiguous
 	// extent must be whole 16-byte chunks, for a chunk to be all in or all
 	// out (the simt tile's smaller chunks divide them).
-	conds := []string{
-		fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.A.Tensor.Name)),
-		fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(m.B.Tensor.Name)),
-	}
-	elA, elB := 16/m.A.Tensor.DType.Size(), 16/m.B.Tensor.DType.Size()
-	conds = append(conds, fmt.Sprintf("kg_lda %% %d == 0", elA), fmt.Sprintf("kg_ldb %% %d == 0", elB),
-		fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_M"}[ak], elA),
-		fmt.Sprintf("%s %% %d == 0", map[bool]string{true: "kg_K", false: "kg_N"}[bk], elB))
-	for _, ix := range m.Batch {
-		conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.A, ix)), elA), fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(m.B, ix)), elB))
-	}
+	conds := e.chunkConds(m.A, "kg_lda", map[bool]string{true: "kg_K", false: "kg_M"}[ak], m.Batch, int64(16/m.A.Tensor.DType.Size()))
+	conds = append(conds, e.chunkConds(m.B, "kg_ldb", map[bool]string{true: "kg_K", false: "kg_N"}[bk], m.Batch, int64(16/m.B.Tensor.DType.Size()))...)
 	e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
 	e.tileLoop(m.Batch)
 	offA, offB := "", ""
@@ -92,6 +83,19 @@ func (e *emitter) matmul(l *lower.Launch) {
 		e.printf("    if (kg_vec)\n      kg_tile_t::run<true, true>(%s, %s);\n    else\n      kg_tile_t::run(%s, %s);\n", args, mul, args, mul)
 	}
 	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt)
+}
+
+// chunkConds are the conditions for operand load x, stored as rows of ld
+// elements whose contiguous extent is contiguous, to move in 16-byte
+// chunks of el elements: its tensor's base and rows 16-byte aligned, the
+// extent and the offset of every batch index whole chunks.
+func (e *emitter) chunkConds(x *ir.Load, ld, contiguous string, batch []*ir.Index, el int64) []string {
+	conds := []string{fmt.Sprintf("(uintptr_t)%s %% 16 == 0", name(x.Tensor.Name)),
+		fmt.Sprintf("%s %% %d == 0", ld, el), fmt.Sprintf("%s %% %d == 0", contiguous, el)}
+	for _, ix := range batch {
+		conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(lower.Stride(x, ix)), el))
+	}
+	return conds
 }
 
 // tileCount declares the number of bm x bn tiles of a kg_M x kg_N product,

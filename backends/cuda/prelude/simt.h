@@ -58,7 +58,7 @@ struct KgSimt {
     }
 
     template <class G>
-    __device__ __forceinline__ void fetch(const G& g, int64_t rows, int64_t r0, int64_t K, int64_t k0, int64_t ld) {
+    __device__ __forceinline__ void fetch(const G& g, int64_t rows, int64_t r0, int64_t K, int64_t k0) {
 #pragma unroll
       for (int i = 0; i < CHUNKS; ++i) {
         int row, k;
@@ -67,7 +67,7 @@ struct KgSimt {
         if constexpr (VEC) {
           KgVec<T, VW> v;
           if (in[i] && gk < K) {
-            v = *(const KgVec<T, VW>*)(p[i] + (KM ? k0 : k0 * ld));
+            v = *(const KgVec<T, VW>*)(p[i] + (KM ? k0 : k0 * g.ld));
           } else {
 #pragma unroll
             for (int j = 0; j < VW; ++j) v.v[j] = kg_zero<T>();
@@ -119,17 +119,14 @@ struct KgSimt {
     // operand's contiguous dimension, so that global reads coalesce.
     Stage<TA, BM, LA, AK, VA> a;
     Stage<TB, BN, LB, BKM, VB> b;
-    int64_t lda = 0, ldb = 0;
-    if constexpr (VA) lda = A.ld;
-    if constexpr (VB) ldb = B.ld;
     a.start(A, M, m0);
     b.start(B, N, n0);
 #pragma unroll
     for (int f = 0; f < ACC; ++f) acc[f] = kg_zero<Acc>();
     const int64_t KT = (K + BK - 1) / BK;
     if (KT > 0) {
-      a.fetch(A, M, m0, K, 0, lda);
-      b.fetch(B, N, n0, K, 0, ldb);
+      a.fetch(A, M, m0, K, 0);
+      b.fetch(B, N, n0, K, 0);
       a.stash(sA[0]);
       b.stash(sB[0]);
     }
@@ -137,8 +134,8 @@ struct KgSimt {
     for (int64_t kt = 0; kt < KT; ++kt) {
       const int buf = kt & 1;
       if (kt + 1 < KT) {
-        a.fetch(A, M, m0, K, (kt + 1) * BK, lda);
-        b.fetch(B, N, n0, K, (kt + 1) * BK, ldb);
+        a.fetch(A, M, m0, K, (kt + 1) * BK);
+        b.fetch(B, N, n0, K, (kt + 1) * BK);
       }
 #pragma unroll
       for (int k = 0; k < BK; ++k) {

@@ -82,7 +82,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 		mul := fmt.Sprintf("[](%s kg_x, %s kg_y) -> %s { return %s; }", ta, tb, acc, body)
 		e.printf("    if (kg_vec)\n      kg_tile_t::run<true, true>(%s, %s);\n    else\n      kg_tile_t::run(%s, %s);\n", args, mul, args, mul)
 	}
-	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt)
+	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt, simt)
 }
 
 // chunkConds are the conditions for operand load x, stored as rows of ld
@@ -118,20 +118,66 @@ func (e *emitter) tileLoop(batch []*ir.Index) {
 }
 
 // epilogue stores the statement for each accumulator of the tile inside
-// the bounds, the sum r in the accumulator, and closes the tile loop.
-func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s *ir.Stmt) {
+// the bounds, the sum r in the accumulator, and closes the tile loop. On
+// the CUDA-core tile (simt), whose accumulators come in runs of four
+// consecutive columns, a statement whose output's last index is the only
+// column index stores each run with one vector store where the output's
+// base and rows are 16-byte aligned and whole runs fit in the columns
+// (checked at run time), so that a warp writes whole sectors.
+func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s *ir.Stmt, simt bool) {
+	t := s.Target
+	el := int64(t.DType.Size())
+	vector := simt && len(cols) == 1 && len(s.Index) > 0 && s.Index[len(s.Index)-1] == cols[0] && 4*el <= 16
+	indent := "    "
+	if vector {
+		last := e.paren(t.Shape[len(t.Shape)-1])
+		e.printf("    if ((uintptr_t)%s %% 16 == 0 && %s %% 4 == 0 && kg_N %% 4 == 0) {\n", name(t.Name), last)
+		e.printf("#pragma unroll\n")
+		e.printf("      for (int kg_g = 0; kg_g < kg_tile_t::ACC; kg_g += 4) {\n")
+		e.printf("        int kg_r, kg_c;\n")
+		e.printf("        kg_tile_t::coord(kg_g, &kg_r, &kg_c);\n")
+		e.printf("        const int64_t kg_m = kg_tr * %d + kg_r, kg_n0 = kg_tc * %d + kg_c;\n", bm, bn)
+		e.printf("        if (kg_m < kg_M && kg_n0 < kg_N) {\n")
+		e.decompose("          ", "kg_m", "kg_mrest", rows)
+		e.printf("          KgVec<%s, 4> kg_v;\n", e.cType(t.DType))
+		e.printf("#pragma unroll\n")
+		e.printf("          for (int kg_j = 0; kg_j < 4; ++kg_j) {\n")
+		e.printf("            const int64_t kg_n = kg_n0 + kg_j;\n")
+		e.decompose("            ", "kg_n", "kg_nrest", cols)
+		e.reduced = map[*ir.Reduce]string{r: "kg_acc[kg_g + kg_j]"}
+		e.printf("            kg_v.v[kg_j] = %s;\n", e.expr(s.Value))
+		e.reduced = nil
+		e.printf("          }\n")
+		// Stored at the run's first column.
+		var refs []ir.Expr
+		for _, ix := range s.Index {
+			refs = append(refs, &ir.IndexRef{Index: ix})
+		}
+		e.printf("          {\n")
+		e.printf("            const int64_t kg_n = kg_n0;\n")
+		e.decompose("            ", "kg_n", "kg_nrest", cols)
+		e.printf("            *(KgVec<%s, 4>*)&%s[%s] = kg_v;\n", e.cType(t.DType), name(t.Name), e.linear(refs, t.Shape))
+		e.printf("          }\n")
+		e.printf("        }\n")
+		e.printf("      }\n")
+		e.printf("    } else {\n")
+		indent = "      "
+	}
 	e.printf("#pragma unroll\n")
-	e.printf("    for (int kg_f = 0; kg_f < kg_tile_t::ACC; ++kg_f) {\n")
-	e.printf("      int kg_r, kg_c;\n")
-	e.printf("      kg_tile_t::coord(kg_f, &kg_r, &kg_c);\n")
-	e.printf("      const int64_t kg_m = kg_tr * %d + kg_r, kg_n = kg_tc * %d + kg_c;\n", bm, bn)
-	e.printf("      if (kg_m < kg_M && kg_n < kg_N) {\n")
-	e.decompose("        ", "kg_m", "kg_mrest", rows)
-	e.decompose("        ", "kg_n", "kg_nrest", cols)
+	e.printf("%sfor (int kg_f = 0; kg_f < kg_tile_t::ACC; ++kg_f) {\n", indent)
+	e.printf("%s  int kg_r, kg_c;\n", indent)
+	e.printf("%s  kg_tile_t::coord(kg_f, &kg_r, &kg_c);\n", indent)
+	e.printf("%s  const int64_t kg_m = kg_tr * %d + kg_r, kg_n = kg_tc * %d + kg_c;\n", indent, bm, bn)
+	e.printf("%s  if (kg_m < kg_M && kg_n < kg_N) {\n", indent)
+	e.decompose(indent+"    ", "kg_m", "kg_mrest", rows)
+	e.decompose(indent+"    ", "kg_n", "kg_nrest", cols)
 	e.reduced = map[*ir.Reduce]string{r: "kg_acc[kg_f]"}
-	e.store("        ", s)
+	e.store(indent+"    ", s)
 	e.reduced = nil
-	e.printf("      }\n")
-	e.printf("    }\n")
+	e.printf("%s  }\n", indent)
+	e.printf("%s}\n", indent)
+	if vector {
+		e.printf("    }\n")
+	}
 	e.printf("  }\n")
 }

@@ -52,7 +52,7 @@ on, and the outputs must agree. Python is python3 on PATH, or --python.
 --json, --md and --html write the results, with the date, GPU, driver,
 clocks and toolchain versions, for committing under testsuite/results/; the
 HTML report draws the speedups and a roofline. Exit status 1 when any
-instance is wrong.` + compareHelp,
+instance is wrong.` + compareHelp + mergeHelp,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			kernels := fs.String("kernel", "", "comma-separated instance names to bench (default: all)")
@@ -70,9 +70,47 @@ instance is wrong.` + compareHelp,
 			tf.register(fs)
 			var cmp compareFlags
 			cmp.register(fs)
+			var merge mergeFlags
+			merge.register(fs)
+			// write prints rep and writes its files; exit status 1 when an
+			// instance is wrong.
+			write := func(rep *benchReport) int {
+				rep.print(stdout)
+				if *jsonOut != "" {
+					if err := writeJSON(*jsonOut, rep); err != nil {
+						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+						return exitUser
+					}
+				}
+				for _, o := range []struct {
+					path  string
+					write func(io.Writer)
+				}{{*mdOut, rep.markdown}, {*htmlOut, rep.html}} {
+					if o.path == "" {
+						continue
+					}
+					var sb strings.Builder
+					o.write(&sb)
+					if err := writeFileAtomic(o.path, []byte(sb.String()), 0o644); err != nil {
+						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+						return exitUser
+					}
+				}
+				for _, r := range rep.Rows {
+					if !r.correct() {
+						return exitUser
+					}
+				}
+				return exitOK
+			}
 			return func(args []string) int {
-				if cmp.on {
+				switch {
+				case cmp.on && merge.on:
+					return usageError("bench", "--compare does not go with --merge")
+				case cmp.on:
 					return cmp.run(fs, args, *jsonOut)
+				case merge.on:
+					return merge.run(fs, args, write)
 				}
 				if len(args) == 0 || *target == "" {
 					return usageError("bench", "want --target and at least one FILE")
@@ -106,7 +144,7 @@ instance is wrong.` + compareHelp,
 					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
 					return exitUser
 				}
-				g, code := openGPU(ctx, "bench", *target, *out, tools, lower.Config(config), tuned, args)
+				g, code := openGPU(ctx, "bench", *target, *out, tools, lower.Config(config), tuned, want, args)
 				if g == nil {
 					return code
 				}
@@ -118,33 +156,7 @@ instance is wrong.` + compareHelp,
 					return exitUser
 				}
 				rep.Target = *target
-				rep.print(stdout)
-				if *jsonOut != "" {
-					if err := writeJSON(*jsonOut, rep); err != nil {
-						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
-						return exitUser
-					}
-				}
-				for _, o := range []struct {
-					path  string
-					write func(io.Writer)
-				}{{*mdOut, rep.markdown}, {*htmlOut, rep.html}} {
-					if o.path == "" {
-						continue
-					}
-					var sb strings.Builder
-					o.write(&sb)
-					if err := writeFileAtomic(o.path, []byte(sb.String()), 0o644); err != nil {
-						fmt.Fprintf(stderr, "kgen bench: %v\n", err)
-						return exitUser
-					}
-				}
-				for _, r := range rep.Rows {
-					if !r.correct() {
-						return exitUser
-					}
-				}
-				return exitOK
+				return write(rep)
 			}
 		},
 	})
@@ -181,24 +193,28 @@ type benchReport struct {
 	Protocol   string     `json:"protocol"`
 	Rows       []benchRow `json:"rows"`
 	ElapsedSec float64    `json:"elapsed_s"`
+	// Parts are the runs a merged report (kgen bench --merge) joins.
+	Parts []reportPart `json:"parts,omitempty"`
 }
 
 // benchRow is one instance's figures.
 type benchRow struct {
-	Name      string      `json:"name"`
-	File      string      `json:"file"`
-	Kernel    string      `json:"kernel"`
-	Sizes     string      `json:"sizes"`
-	Templates string      `json:"templates"`
-	Error     string      `json:"error,omitempty"`
-	MaxError  float64     `json:"max_error"`
-	Time      kgrt.Timing `json:"time"`
-	Bytes     int64       `json:"bytes"`
-	Flops     float64     `json:"flops,omitempty"`
-	Ops       float64     `json:"ops"` // Flops when counted, else the interpreter's operation count
-	GBps      float64     `json:"gbps"`
-	CopyFrac  float64     `json:"copy_fraction"`
-	TFLOPs    float64     `json:"tflops,omitempty"`
+	Name      string `json:"name"`
+	File      string `json:"file"`
+	Kernel    string `json:"kernel"`
+	Sizes     string `json:"sizes"`
+	Templates string `json:"templates"`
+	// Contraction marks a matrix product or implicit GEMM.
+	Contraction bool        `json:"contraction,omitempty"`
+	Error       string      `json:"error,omitempty"`
+	MaxError    float64     `json:"max_error"`
+	Time        kgrt.Timing `json:"time"`
+	Bytes       int64       `json:"bytes"`
+	Flops       float64     `json:"flops,omitempty"`
+	Ops         float64     `json:"ops"` // Flops when counted, else the interpreter's operation count
+	GBps        float64     `json:"gbps"`
+	CopyFrac    float64     `json:"copy_fraction"`
+	TFLOPs      float64     `json:"tflops,omitempty"`
 	// Torch is PyTorch's side: the program timed, its timings, and the
 	// check of kgen's outputs against the emitted program (TorchCheck:
 	// "ok", or why not).
@@ -293,7 +309,7 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 
 // plan checks then times one instance.
 func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.Executor, refs []*lower.Plan, copyBW float64) benchRow {
-	row := benchRow{Name: p.Name, File: u.file.path, Kernel: p.Source.Name, Sizes: p.Env.String(), Bytes: ioBytes(p)}
+	row := benchRow{Name: p.Name, File: u.file.path, Kernel: p.Source.Name, Sizes: p.Env.String(), Bytes: ioBytes(p), Contraction: isContraction(p)}
 	var tmpl []string
 	for _, l := range p.Launches {
 		tmpl = append(tmpl, l.Template.Name())
@@ -376,12 +392,19 @@ func ioBytes(p *lower.Plan) int64 {
 	return n
 }
 
-func baselineTask(p *lower.Plan) kgrt.BaselineTask {
-	contraction := false
+// isContraction reports whether p has a matrix product or an implicit
+// GEMM: the instances torch.compile's max-autotune is timed for.
+func isContraction(p *lower.Plan) bool {
 	for _, l := range p.Launches {
-		contraction = contraction || lower.MatchMatmul(l.Stmt) != nil || lower.MatchIGemm(l.Stmt) != nil
+		if lower.MatchMatmul(l.Stmt) != nil || lower.MatchIGemm(l.Stmt) != nil {
+			return true
+		}
 	}
-	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]any{}, Fn: p.Source.Name, Sizes: map[string]int64{}, Contraction: contraction}
+	return false
+}
+
+func baselineTask(p *lower.Plan) kgrt.BaselineTask {
+	t := kgrt.BaselineTask{Name: p.Name, Kernel: p.Source.Name, Params: map[string]any{}, Fn: p.Source.Name, Sizes: map[string]int64{}, Contraction: isContraction(p)}
 	kw := torch.Keywords(p.Source)
 	for d, v := range p.Env.Dims {
 		if d.Def == nil {
@@ -412,6 +435,9 @@ func (r benchRow) summary() string {
 }
 
 func (rep *benchReport) header() string {
+	if len(rep.Parts) > 0 {
+		return fmt.Sprintf("%s, %d runs of kgen bench merged (kgen bench --merge), the first at %s; each row as its run measured it", rep.GPU, len(rep.Parts), rep.Date)
+	}
 	s := fmt.Sprintf("%s, %s, CUDA driver %d.%d, %s", rep.Date, rep.GPU, rep.Driver/1000, rep.Driver%1000/10, rep.Toolchain)
 	if rep.Torch != "" {
 		s += ", PyTorch " + rep.Torch
@@ -474,6 +500,9 @@ func (rep *benchReport) cells(r benchRow) []string {
 
 func (rep *benchReport) print(w io.Writer) {
 	fmt.Fprintln(w, rep.header())
+	for _, l := range rep.partLines() {
+		fmt.Fprintln(w, "  "+l)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(rep.columns(), "\t"))
 	for _, r := range rep.Rows {
@@ -488,7 +517,14 @@ func (rep *benchReport) print(w io.Writer) {
 }
 
 func (rep *benchReport) markdown(w io.Writer) {
-	fmt.Fprintf(w, "%s\n\nTarget %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in this run.\n\n", rep.header(), rep.Target, rep.Protocol)
+	fmt.Fprintf(w, "%s\n\n", rep.header())
+	for _, l := range rep.partLines() {
+		fmt.Fprintf(w, "- %s\n", l)
+	}
+	if len(rep.Parts) > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Target %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in the same run.\n\n", rep.Target, rep.Protocol)
 	rep.fastPTable(w)
 	cols := rep.columns()
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)))

@@ -123,7 +123,8 @@ func (r benchRow) correct() bool {
 // fastP is KernelBench's fast_p for one baseline: the fraction of all
 // instances that are correct and more than P times faster. For
 // max-autotune, which only matrix products are timed with, "all" is the
-// instances it timed.
+// matrix products (rows marked Contraction; in reports written before rows
+// recorded it, the instances it timed).
 type fastP struct {
 	Baseline string  `json:"baseline"`
 	P        float64 `json:"p"`
@@ -140,7 +141,7 @@ func fastPs(rows []benchRow, modes []string) []fastP {
 		for _, p := range fastPThresholds {
 			f := fastP{Baseline: m, P: p}
 			for _, r := range rows {
-				if m == "max-autotune" && r.Torch != nil && r.Torch.Timings[m] == nil {
+				if m == "max-autotune" && !r.Contraction && (r.Torch == nil || r.Torch.Timings[m] == nil) {
 					continue
 				}
 				f.Total++
@@ -191,7 +192,15 @@ func pHeads() []string {
 func (rep *benchReport) html(w io.Writer) {
 	fmt.Fprintf(w, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kgen bench: %s</title>\n", html.EscapeString(rep.Target))
 	fmt.Fprint(w, "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td:first-child{text-align:left}</style></head><body>\n")
-	fmt.Fprintf(w, "<h1>kgen bench, %s</h1>\n<p>%s</p>\n<p>Protocol: %s.</p>\n", html.EscapeString(rep.Target), html.EscapeString(rep.header()), html.EscapeString(rep.Protocol))
+	fmt.Fprintf(w, "<h1>kgen bench, %s</h1>\n<p>%s</p>\n", html.EscapeString(rep.Target), html.EscapeString(rep.header()))
+	if lines := rep.partLines(); len(lines) > 0 {
+		fmt.Fprint(w, "<ul>\n")
+		for _, l := range lines {
+			fmt.Fprintf(w, "<li>%s</li>\n", html.EscapeString(l))
+		}
+		fmt.Fprint(w, "</ul>\n")
+	}
+	fmt.Fprintf(w, "<p>Protocol: %s.</p>\n", html.EscapeString(rep.Protocol))
 	if len(rep.FastP) > 0 {
 		fmt.Fprint(w, "<h2>fast_p</h2><table><tr><th></th>")
 		for _, h := range pHeads() {

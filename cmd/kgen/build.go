@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"kgen.dev/kgen/diag"
@@ -121,6 +122,9 @@ type builder struct {
 	// tuned, when set, gives instances the tuning database's
 	// configurations (before --config's overrides).
 	tuned *tunedConfigs
+	// only, when set, limits the build to these instances (and the
+	// reference kernels of their kernels): kgen bench --kernel.
+	only []string
 }
 
 // unit is one source file's output.
@@ -173,11 +177,17 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 			return nil
 		}
 		for _, k := range l.prog.Kernels {
+			if b.only != nil {
+				break
+			}
 			if err := add(k, nil, k.Name); err != nil {
 				return nil, err
 			}
 		}
 		for _, in := range l.prog.Instances {
+			if b.only != nil && !slices.Contains(b.only, in.Name) {
+				continue
+			}
 			if err := add(in.Kernel, in.Env, in.Name); err != nil {
 				return nil, err
 			}
@@ -201,6 +211,11 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		for _, k := range l.prog.Kernels {
+			if b.only != nil && !slices.ContainsFunc(l.prog.Instances, func(in *ir.Instance) bool {
+				return in.Kernel == k && slices.Contains(b.only, in.Name)
+			}) {
+				continue
+			}
 			p, err := lower.BuildReferenceFor(k, k.Name+"__ref", b.target.Limits())
 			if err != nil {
 				return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -200,4 +202,56 @@ func usesWgmma(t *testing.T, prog *ir.Program) bool {
 		}
 	}
 	return false
+}
+
+// TestBuildOnly checks that a build limited to some instances (kgen bench
+// --kernel) plans those alone, with the reference kernels of their
+// kernels only, and that a file left without plans still compiles.
+func TestBuildOnly(t *testing.T) {
+	needNVCC(t)
+	tgt, err := kgrt.ParseTarget("cuda:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	be, err := openBackend(tgt, toolPaths{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diags diag.List
+	files := loadFiles([]string{"../../examples/softmax.kg", "../../examples/elementwise.kg"}, &diags)
+	b := &builder{target: tgt, be: be, out: t.TempDir(), only: []string{"softmax_vocab", "softmax_temp"}}
+	units, err := b.emit(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := b.emitReference(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(us []*unit) string {
+		var s []string
+		for _, u := range us {
+			for _, p := range u.plans {
+				s = append(s, p.Name)
+			}
+		}
+		return strings.Join(s, ",")
+	}
+	if got, want := names(units), "softmax_vocab,softmax_temp"; got != want {
+		t.Errorf("plans %s, want %s", got, want)
+	}
+	if got, want := names(refs), "softmax__ref,softmax"+lower.RoundingSuffix+",softmax_temp_f16__ref,softmax_temp_f16"+lower.RoundingSuffix; got != want {
+		t.Errorf("reference plans %s, want %s", got, want)
+	}
+	be.compile(context.Background(), append(units, refs...), 2, false, &diags)
+	if diags.HasErrors() {
+		var sb strings.Builder
+		diags.Print(&sb)
+		t.Fatal(sb.String())
+	}
+	for _, u := range append(units, refs...) {
+		if u.binary == "" {
+			t.Errorf("%s: no binary", u.stem)
+		}
+	}
 }

@@ -24,9 +24,10 @@ type gpuSession struct {
 
 // openGPU builds and compiles files for target into out (a temporary
 // directory when empty), with the tuning database's configurations when
-// tuned is set, and starts a runner. On failure it has printed
+// tuned is set, only the instances named by only when it is set, and
+// starts a runner. On failure it has printed
 // why and returns the exit code.
-func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, config lower.Config, tuned *tunedConfigs, files []string) (*gpuSession, int) {
+func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, config lower.Config, tuned *tunedConfigs, only, files []string) (*gpuSession, int) {
 	fail := func(err error) (*gpuSession, int) {
 		fmt.Fprintf(stderr, "kgen %s: %v\n", cmd, err)
 		return nil, exitUser
@@ -60,7 +61,7 @@ func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, conf
 	if diags.HasErrors() {
 		return nil, report(&diags, false)
 	}
-	b := &builder{target: tgt, be: be, out: dir, config: config, tuned: tuned}
+	b := &builder{target: tgt, be: be, out: dir, config: config, tuned: tuned, only: only}
 	if s.units, err = b.emit(loaded); err != nil {
 		return fail(err)
 	}

@@ -92,7 +92,7 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
 					return usageError("test", "--time, --matrix-md and --matrix-json need several targets (--target all)")
 				}
-				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, args)
+				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, nil, args)
 				if g == nil {
 					return code
 				}

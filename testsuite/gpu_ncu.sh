@@ -1,0 +1,19 @@
+#!/bin/sh
+# Nsight Compute's view of some instances' kernels on a GPU machine: for
+# each instance named in $@ (FILE:INSTANCE), the first launch of each of
+# its kernels under kgen bench, with the speed-of-light, occupancy, launch
+# and warp-state sections. Build bin/kgen first. Reports go to
+# $OUT/ncu-INSTANCE.txt; a summary of each is printed.
+#   TARGET=cuda:sm_90a testsuite/gpu_ncu.sh examples/softmax.kg:softmax_vocab
+set -u
+export PATH="/usr/local/cuda/bin:$PATH"
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for spec in "$@"; do
+	file=${spec%%:*} inst=${spec#*:}
+	ncu --target-processes all -k "regex:^${inst}(_[0-9]+_.*)?\$" -c 4 \
+		--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
+		./bin/kgen bench --target "${TARGET:-cuda:sm_90a}" --kernel "$inst" "$file" > "$OUT/ncu-$inst.txt" 2>&1
+	echo "== $inst: ncu exit $?"
+	grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|Dynamic Shared|Static Shared|Waves Per SM|Stall|L2 Hit|L1/TEX Hit" "$OUT/ncu-$inst.txt" | head -40
+done

@@ -269,7 +269,18 @@ func StartRunner(ctx context.Context, nvccPath string, cacheDir string, device i
 	if err != nil {
 		return nil, err
 	}
-	return startRunner(ctx, []string{exe, strconv.Itoa(device)}, nil)
+	return startRunner(ctx, append(RunnerWrapper(), exe, strconv.Itoa(device)), nil)
+}
+
+// RunnerWrapper is the command that $KGEN_RUNNER_WRAPPER names, split at
+// spaces, which the runner is started under: a profiler or checker such as
+// "ncu --log-file ncu.txt -k softmax" or "compute-sanitizer --log-file
+// cs.txt". Tools that follow child processes through libc's exec do not
+// follow kgen's (Go starts processes without libc), so they must start the
+// runner themselves. The wrapper must keep the runner's standard output to
+// the runner (its protocol): send the tool's own report to a file.
+func RunnerWrapper() []string {
+	return strings.Fields(os.Getenv("KGEN_RUNNER_WRAPPER"))
 }
 
 // startRunner starts the runner program argv (with env, nil to inherit).

@@ -11,9 +11,10 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 for spec in "$@"; do
 	file=${spec%%:*} inst=${spec#*:}
-	ncu --target-processes all -k "regex:^${inst}(_[0-9]+_.*)?\$" -c 4 \
-		--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
-		./bin/kgen bench --target "${TARGET:-cuda:sm_90a}" --kernel "$inst" "$file" > "$OUT/ncu-$inst.txt" 2>&1
-	echo "== $inst: ncu exit $?"
+	# ncu starts the runner (KGEN_RUNNER_WRAPPER): it cannot follow Go's
+	# child processes.
+	KGEN_RUNNER_WRAPPER="ncu --log-file $OUT/ncu-$inst.txt -k regex:^${inst}(_[0-9]+_.*)?\$ -c 4 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section SourceCounters" \
+		./bin/kgen bench --target "${TARGET:-cuda:sm_90a}" --kernel "$inst" "$file" > "$OUT/bench-$inst.txt" 2>&1
+	echo "== $inst: kgen bench under ncu exit $?"
 	grep -E "^  [a-z_0-9]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|Dynamic Shared|Static Shared|Waves Per SM|Stall|L2 Hit|L1/TEX Hit" "$OUT/ncu-$inst.txt" | head -40
 done

@@ -68,10 +68,11 @@ type emitter struct {
 	// row-reduce launch (see rowCache), loop is the index of the row loop
 	// being emitted, and cacheN, cacheJ and cacheThreads the row length,
 	// registers per thread and block size.
-	cache                        map[*ir.Tensor]string
-	cached                       []*ir.Tensor // cache's keys, in order
-	loop                         *ir.Index
-	cacheN, cacheJ, cacheThreads int64
+	// cacheVec is the elements of a chunk (lower.RowVec).
+	cache                                  map[*ir.Tensor]string
+	cached                                 []*ir.Tensor // cache's keys, in order
+	loop                                   *ir.Index
+	cacheN, cacheJ, cacheThreads, cacheVec int64
 	// cluster is the blocks sharing a row in a row-reduce launch, rowTid
 	// and rowThreads a thread's place among the row's threads and their
 	// number (C expressions).

@@ -103,6 +103,56 @@ func TestEmulatedSimt(t *testing.T) {
 	emulateFile(t, gxx, "testdata/simt.kg")
 }
 
+// TestEmulatedRows emulates testdata/rows.kg, row reductions whose cached
+// rows move in chunks of VEC elements (lower.RowVec): vector loads and
+// stores in the emulator's aligned buffers, chunks past the row's end,
+// prefetching, mixed element types; and rows that are not whole chunks
+// (the scalar path). A wrong chunk address, register or bounds test shows
+// as a wrong output.
+func TestEmulatedRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with g++")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++")
+	}
+	text, err := os.ReadFile("testdata/rows.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm90, err := runtime.ParseTarget("cuda:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Chunks of 16 bytes (bf16) and 32 (f32, two vector accesses each)
+	// with VEC = 8; of 8 and 16 bytes with VEC = 4. softmax_odd's rows
+	// (1001) are not whole chunks: single elements.
+	for _, vec := range []int64{8, 4} {
+		t.Run(fmt.Sprintf("VEC=%d", vec), func(t *testing.T) {
+			for _, p := range plansOf(t, "rows.kg", string(text)) {
+				if p.Env == nil {
+					continue
+				}
+				if _, err := lower.Override(p, lower.Config{"row-reduce.VEC": vec}, sm90.Limits()); err != nil {
+					t.Fatal(err)
+				}
+				l, want := p.Launches[0], vec
+				if p.Name == "softmax_odd" {
+					want = 1
+				}
+				if got := lower.RowVec(l); l.Template.Name() != "row-reduce" || got != want {
+					t.Errorf("%s: %s with chunks of %d, want row-reduce with %d", p.Name, l.Template.Name(), got, want)
+				}
+				if p.Name == "ln_prefetch" && !lower.Prefetching(l) {
+					t.Errorf("ln_prefetch does not prefetch")
+				}
+			}
+			emulateFileOn(t, gxx, "testdata/rows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.VEC": vec}})
+		})
+	}
+}
+
 // emulateFile runs the kernels of the spec at path in the emulator, each
 // with its reference plan, at the kernel's last (odd) test shape, and
 // every instance small enough at its own sizes, and kernels that sm_90a
@@ -121,6 +171,9 @@ type emuTarget struct {
 	// shims are included, in order, before the source (paths relative
 	// to this package).
 	shims []string
+	// config, when set, replaces template parameters of the instances'
+	// plans (lower.Override).
+	config lower.Config
 }
 
 // cudaEmu plans with the templates every CUDA target runs.
@@ -141,6 +194,14 @@ func emulateFileOn(t *testing.T, gxx, path string, tg emuTarget) {
 		return slices.ContainsFunc(p.Launches, func(l *lower.Launch) bool { return strings.HasPrefix(l.Template.Name(), prefix) })
 	}
 	all := plansFor(t, path, string(text), tg.lim)
+	for _, p := range all {
+		if p.Env != nil && tg.config != nil {
+			// Checked against sm_90a's limits (the emulator has none).
+			if _, err := lower.Override(p, tg.config, sm90a.Limits()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// Kernels at runtime sizes with their reference twins, and
 	// the instances small enough to emulate at their own sizes
 	// (constant extents take other paths: cached and prefetched

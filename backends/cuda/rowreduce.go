@@ -50,6 +50,19 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	}
 	rows := final.Index[:l.RowDims]
 	cached := e.rowCache(l, stmts)
+	var outLoads []*ir.Load // the output loop's vector loads
+	if cached && e.cacheVec > 1 {
+		tensors := slices.Clone(e.cached)
+		if len(final.Index) > l.RowDims {
+			tensors = append(tensors, final.Target)
+			for _, ld := range vectorLoads(final) {
+				if e.cache[ld.Tensor] == "" {
+					outLoads = append(outLoads, ld)
+				}
+			}
+		}
+		e.printf("  const bool kg_vec = %s;  // whole aligned chunks: vector loads and stores\n", e.alignedRows(nil, tensors, outLoads, e.cacheVec))
+	}
 	// The grid is sized for prefetching only where lower says so (never
 	// with clusters, whose rows start at blockIdx.x / CLUSTER).
 	prefetch := cached && lower.Prefetching(l)
@@ -89,7 +102,9 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    }\n")
 		e.regs[s.Target] = reg
 	}
-	if len(final.Index) > l.RowDims {
+	if len(final.Index) > l.RowDims && cached && e.cacheVec > 1 {
+		e.storeChunks("    ", final, outLoads)
+	} else if len(final.Index) > l.RowDims {
 		e.printf("    const int64_t kg_cols = %s;\n", e.expr(lower.Cols(l)))
 		in := e.rowLoop("    ", "kg_q", "kg_cols", final.Index[l.RowDims:])
 		e.decompose(in, "kg_q", "kg_crest", final.Index[l.RowDims:])
@@ -121,7 +136,7 @@ func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) bool {
 	e.cache = map[*ir.Tensor]string{}
 	e.cached = nil
 	e.rowIndex = l.Stmt.Index[:l.RowDims]
-	e.cacheN, e.cacheJ, e.cacheThreads = n, (n+threads-1)/threads, threads
+	e.cacheN, e.cacheJ, e.cacheThreads, e.cacheVec = n, lower.RowRegs(l, n), threads, lower.RowVec(l)
 	for _, s := range stmts {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			ld, ok := x.(*ir.Load)
@@ -155,6 +170,27 @@ func (e *emitter) loadRows(indent, prefix string) {
 		ct := e.cType(t.DType)
 		e.printf("%s{\n", indent)
 		e.printf("%s  const %s* kg_rp = %s + %s;\n", indent, ct, name(t.Name), e.linear(idx, t.Shape))
+		if v := e.cacheVec; v > 1 {
+			// Chunk c of v elements: one vector load where aligned.
+			reg := prefix + t.Name
+			e.printf("%s  #pragma unroll\n", indent)
+			e.printf("%s  for (int kg_c = 0; kg_c < %d; ++kg_c) {\n", indent, e.cacheJ/v)
+			e.printf("%s    const int64_t kg_i = ((int64_t)kg_c * %d + %s) * %d;\n", indent, e.cacheThreads, e.rowTid, v)
+			e.printf("%s    if (kg_i >= %dL) {\n", indent, e.cacheN)
+			e.printf("%s      #pragma unroll\n", indent)
+			e.printf("%s      for (int kg_e = 0; kg_e < %d; ++kg_e) %s[kg_c * %d + kg_e] = kg_zero<%s>();\n", indent, v, reg, v, ct)
+			e.printf("%s    } else if (kg_vec) {\n", indent)
+			e.printf("%s      const KgVec<%s, %d> kg_x = *(const KgVec<%s, %d>*)(kg_rp + kg_i);\n", indent, ct, v, ct, v)
+			e.printf("%s      #pragma unroll\n", indent)
+			e.printf("%s      for (int kg_e = 0; kg_e < %d; ++kg_e) %s[kg_c * %d + kg_e] = kg_x.v[kg_e];\n", indent, v, reg, v)
+			e.printf("%s    } else {\n", indent)
+			e.printf("%s      #pragma unroll\n", indent)
+			e.printf("%s      for (int kg_e = 0; kg_e < %d; ++kg_e) %s[kg_c * %d + kg_e] = kg_rp[kg_i + kg_e];\n", indent, v, reg, v)
+			e.printf("%s    }\n", indent)
+			e.printf("%s  }\n", indent)
+			e.printf("%s}\n", indent)
+			continue
+		}
 		e.printf("%s  #pragma unroll\n", indent)
 		e.printf("%s  for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
 		e.printf("%s    const int64_t kg_i = %s + (int64_t)kg_j * %d;\n", indent, e.rowTid, e.cacheThreads)
@@ -193,9 +229,86 @@ func (e *emitter) rowLoop(indent, flat, n string, ix []*ir.Index) string {
 	e.loop = ix[0]
 	e.printf("%s#pragma unroll\n", indent)
 	e.printf("%sfor (int kg_j = 0; kg_j < %d; ++kg_j) {\n", indent, e.cacheJ)
-	e.printf("%s  const int64_t %s = %s + (int64_t)kg_j * %d;\n", indent, flat, e.rowTid, e.cacheThreads)
+	if v := e.cacheVec; v > 1 {
+		e.printf("%s  const int64_t %s = ((int64_t)(kg_j / %d) * %d + %s) * %d + kg_j %% %d;\n", indent, flat, v, e.cacheThreads, e.rowTid, v, v)
+	} else {
+		e.printf("%s  const int64_t %s = %s + (int64_t)kg_j * %d;\n", indent, flat, e.rowTid, e.cacheThreads)
+	}
 	e.printf("%s  if (%s < %dL) {\n", indent, flat, e.cacheN)
 	return indent + "    "
+}
+
+// storeChunks writes the row's output elements of the cached row's
+// chunks (lower.RowVec): each chunk's values into a vector, stored with one
+// vector store where aligned (kg_vec), as are the chunk's elements of the
+// loads (the output loop's other operands read along the row, such as a
+// layernorm's weights).
+func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
+	v := e.cacheVec
+	col := s.Index[len(s.Index)-1]
+	out := e.cType(s.Target.DType)
+	e.loop = col
+	e.printf("%s#pragma unroll\n", indent)
+	e.printf("%sfor (int kg_c = 0; kg_c < %d; ++kg_c) {\n", indent, e.cacheJ/v)
+	e.printf("%s  const int64_t kg_q0 = ((int64_t)kg_c * %d + %s) * %d;\n", indent, e.cacheThreads, e.rowTid, v)
+	e.printf("%s  if (kg_q0 < %dL) {\n", indent, e.cacheN)
+	in := indent + "    "
+	e.decompose(in, "kg_q0", "kg_crest", s.Index[len(s.Index)-1:])
+	if e.loads == nil {
+		e.loads = map[*ir.Load]string{}
+	}
+	for i, ld := range loads {
+		t := e.cType(ld.Tensor.DType)
+		x := fmt.Sprintf("kg_vx%d", i)
+		e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
+		e.printf("%sif (kg_vec) {\n", in)
+		e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+		e.printf("%s} else {\n", in)
+		e.printf("%s  #pragma unroll\n", in)
+		e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+		e.printf("%s}\n", in)
+		e.aliasLoads(s, ld, x+".v[kg_e]")
+	}
+	var refs []ir.Expr
+	for _, ix := range s.Index {
+		refs = append(refs, &ir.IndexRef{Index: ix})
+	}
+	e.printf("%sKgVec<%s, %d> kg_vy;\n", in, out, v)
+	e.printf("%s#pragma unroll\n", in)
+	e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
+	e.printf("%s  const int kg_j = kg_c * %d + kg_e;\n", in, v)
+	e.printf("%s  const int64_t kg_q = kg_q0 + kg_e;\n", in)
+	e.decompose(in+"  ", "kg_q", "kg_crest", s.Index[len(s.Index)-1:])
+	e.printf("%s  kg_vy.v[kg_e] = %s;\n", in, e.expr(s.Value))
+	e.printf("%s}\n", in)
+	e.printf("%s%s* kg_yp = %s + %s;\n", in, out, name(s.Target.Name), e.linear(refs, s.Target.Shape))
+	e.printf("%sif (kg_vec) {\n", in)
+	e.printf("%s  *(KgVec<%s, %d>*)kg_yp = kg_vy;\n", in, out, v)
+	e.printf("%s} else {\n", in)
+	e.printf("%s  #pragma unroll\n", in)
+	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) kg_yp[kg_e] = kg_vy.v[kg_e];\n", in, v)
+	e.printf("%s}\n", in)
+	for _, ld := range loads {
+		e.aliasLoads(s, ld, "")
+	}
+	e.printf("%s  }\n", indent)
+	e.printf("%s}\n", indent)
+	e.loop = nil
+}
+
+// aliasLoads makes every load of s that reads ld's element render as v
+// (while e.loads holds it), or with v empty, as a load again.
+func (e *emitter) aliasLoads(s *ir.Stmt, ld *ir.Load, v string) {
+	ir.Walk(s.Value, func(x ir.Expr) bool {
+		if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
+			if v == "" {
+				delete(e.loads, other)
+			} else {
+				e.loads[other] = v
+			}
+		}
+		return true
+	})
 }
 
 func (e *emitter) closeRowLoop(indent string) {

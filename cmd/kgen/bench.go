@@ -23,11 +23,11 @@ import (
 
 func init() {
 	register(&command{
-		name: "bench", args: "--target cuda:sm_90 [--kernel NAME,...] [--baseline eager,compile] [--json FILE] [--md FILE] [--html FILE] FILE...\n       kgen bench --compare [--tolerance F] [--any-target] [--json FILE] OLD.json NEW.json",
+		name: "bench", args: "--target cuda:sm_90[,TARGET...] [--kernel NAME,...] [--baseline eager,compile] [--json FILE] [--md FILE] [--html FILE] DIR|FILE...\n       kgen bench --compare [--tolerance F] [--any-target] [--json FILE] OLD.json NEW.json",
 		short: "time instances on the GPU, side by side with PyTorch",
 		long: `
-Bench builds every instance of each FILE (or those named by --kernel) for the
-target, checks each once against the reference interpreter (or, when too
+Bench builds every instance of each FILE (a DIR stands for the .kg files
+under it; --kernel names instances to keep) for the target, checks each once against the reference interpreter (or, when too
 large, against the reference kernels), and times the correct ones with the
 timing protocol: a warm-up of at least 25 ms; the median of at least
 max(10, 100 ms worth of) runs, each timed with CUDA events after an L2
@@ -48,6 +48,12 @@ kgen emits from the IR (kgen torch); f32 matrix products without TF32.
 With a baseline, that emitted program is also the oracle of a second,
 independent check at full size: it runs on the inputs kgen's kernels ran
 on, and the outputs must agree. Python is python3 on PATH, or --python.
+
+With several targets (--target cuda:sm_90a,triton:sm_90), each target's
+kernels are built, checked and timed in turn, PyTorch's baselines once
+after them all (every target's outputs checked against the same PyTorch
+outputs), and the report has a row per instance and target, with fast_p
+counted for each target.
 
 --json, --md and --html write the results, with the date, GPU, driver,
 clocks and toolchain versions, for committing under testsuite/results/; the
@@ -144,18 +150,46 @@ instance is wrong.` + compareHelp + mergeHelp,
 					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
 					return exitUser
 				}
-				g, code := openGPU(ctx, "bench", *target, *out, tools, lower.Config(config), tuned, want, args)
-				if g == nil {
-					return code
-				}
-				defer g.close()
-				b := &bencher{g: g, maxWork: *maxWork, modes: modes}
-				rep, err := b.run(ctx, want, py)
+				files, err := specFiles(args)
 				if err != nil {
 					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
 					return exitUser
 				}
-				rep.Target = *target
+				targets := strings.Split(*target, ",")
+				var runs []*benchRun
+				for _, t := range targets {
+					// With several targets, each builds into its own
+					// folder of -o.
+					dir := *out
+					if dir != "" && len(targets) > 1 {
+						dir = filepath.Join(dir, strings.ReplaceAll(t, ":", "_"))
+					}
+					run, code := func() (*benchRun, int) {
+						g, code := openGPU(ctx, "bench", t, dir, tools, lower.Config(config), tuned, want, files)
+						if g == nil {
+							return nil, code
+						}
+						defer g.close()
+						b := &bencher{g: g, maxWork: *maxWork, modes: modes}
+						run, err := b.run(ctx, want, py != "")
+						if err != nil {
+							fmt.Fprintf(stderr, "kgen bench: %s: %v\n", t, err)
+							return nil, exitUser
+						}
+						run.target = t
+						return run, exitOK
+					}()
+					if run == nil {
+						return code
+					}
+					defer run.close()
+					runs = append(runs, run)
+				}
+				rep, err := benchReportOf(ctx, runs, py, modes)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
+					return exitUser
+				}
 				return write(rep)
 			}
 		},
@@ -205,16 +239,18 @@ type benchRow struct {
 	Sizes     string `json:"sizes"`
 	Templates string `json:"templates"`
 	// Contraction marks a matrix product or implicit GEMM.
-	Contraction bool        `json:"contraction,omitempty"`
-	Error       string      `json:"error,omitempty"`
-	MaxError    float64     `json:"max_error"`
-	Time        kgrt.Timing `json:"time"`
-	Bytes       int64       `json:"bytes"`
-	Flops       float64     `json:"flops,omitempty"`
-	Ops         float64     `json:"ops"` // Flops when counted, else the interpreter's operation count
-	GBps        float64     `json:"gbps"`
-	CopyFrac    float64     `json:"copy_fraction"`
-	TFLOPs      float64     `json:"tflops,omitempty"`
+	Contraction bool `json:"contraction,omitempty"`
+	// Target is the row's target in a report of several targets.
+	Target   string      `json:"target,omitempty"`
+	Error    string      `json:"error,omitempty"`
+	MaxError float64     `json:"max_error"`
+	Time     kgrt.Timing `json:"time"`
+	Bytes    int64       `json:"bytes"`
+	Flops    float64     `json:"flops,omitempty"`
+	Ops      float64     `json:"ops"` // Flops when counted, else the interpreter's operation count
+	GBps     float64     `json:"gbps"`
+	CopyFrac float64     `json:"copy_fraction"`
+	TFLOPs   float64     `json:"tflops,omitempty"`
 	// Torch is PyTorch's side: the program timed, its timings, and the
 	// check of kgen's outputs against the emitted program (TorchCheck:
 	// "ok", or why not).
@@ -235,7 +271,26 @@ type bencher struct {
 	checks  string   // where the PyTorch check's files go
 }
 
-func (b *bencher) run(ctx context.Context, want []string, python string) (*benchReport, error) {
+// benchRun is what bench measured on one target: the report's figures
+// for that target, and the PyTorch tasks of its instances.
+type benchRun struct {
+	target string
+	rep    *benchReport
+	tasks  []kgrt.BaselineTask
+	l2     int64  // the GPU's L2 cache, in bytes
+	checks string // the PyTorch check's files
+}
+
+func (r *benchRun) close() {
+	if r.checks != "" {
+		os.RemoveAll(r.checks)
+	}
+}
+
+// run checks and times the instances of b's files (those in want, when
+// set), and with torch set writes each one's PyTorch task and check
+// inputs.
+func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benchRun, error) {
 	start := time.Now()
 	r := b.g.runner
 	info, err := r.Info(ctx)
@@ -251,20 +306,21 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}
-	var tasks []kgrt.BaselineTask
-	if python != "" {
+	run := &benchRun{rep: rep, l2: info.L2Bytes}
+	if withTorch {
 		if b.checks, err = os.MkdirTemp("", "kgen-bench-torch-"); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(b.checks)
+		run.checks = b.checks
 	}
 	for i, u := range b.g.units {
 		x := &kgrt.Executor{Runner: r, Binary: u.binary}
 		rx := &kgrt.Executor{Runner: r, Binary: b.g.refs[i].binary}
 		module := ""
-		if python != "" {
+		if withTorch {
 			module = filepath.Join(b.checks, u.stem+".torch.py")
 			if err := os.WriteFile(module, []byte(torch.Emit(u.file.prog.Kernels)), 0o644); err != nil {
+				run.close()
 				return nil, err
 			}
 		}
@@ -274,8 +330,8 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 			}
 			row := b.plan(ctx, u, p, x, rx, b.g.refs[i].plans, copyBW)
 			fmt.Fprintf(stderr, "bench: %s %s\n", row.Name, row.summary())
-			if row.Error == "" && python != "" {
-				tasks = append(tasks, b.baselineTask(ctx, p, u.file.path, module, x, &row))
+			if row.Error == "" && withTorch {
+				run.tasks = append(run.tasks, b.baselineTask(ctx, p, u.file.path, module, x, &row))
 			}
 			rep.Rows = append(rep.Rows, row)
 		}
@@ -283,28 +339,74 @@ func (b *bencher) run(ctx context.Context, want []string, python string) (*bench
 	if want != nil {
 		for _, w := range want {
 			if !slices.ContainsFunc(rep.Rows, func(r benchRow) bool { return r.Name == w }) {
+				run.close()
 				return nil, fmt.Errorf("no instance %q in the files given", w)
 			}
 		}
 	}
+	rep.ElapsedSec = time.Since(start).Seconds()
+	return run, nil
+}
+
+// benchReportOf joins the runs of each target into one report, with
+// PyTorch's baselines (modes, timed by python when set) timed once for
+// all of them in the same run, after kgen's kernels: each instance's task
+// comes from the first target that has it, whose check outputs every
+// target's outputs are compared with (the check inputs are the same on
+// every target: the same seed, the same shapes).
+func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes []string) (*benchReport, error) {
+	start := time.Now()
+	rep := *runs[0].rep
+	rep.Rows = nil
+	var targets, toolchains []string
+	for _, run := range runs {
+		targets = append(targets, run.target)
+		if !slices.Contains(toolchains, run.rep.Toolchain) {
+			toolchains = append(toolchains, run.rep.Toolchain)
+		}
+		for _, r := range run.rep.Rows {
+			if len(runs) > 1 {
+				r.Target = run.target
+			}
+			rep.Rows = append(rep.Rows, r)
+		}
+		rep.CopyGBps = min(rep.CopyGBps, run.rep.CopyGBps)
+	}
+	rep.Target, rep.Toolchain = strings.Join(targets, ","), strings.Join(toolchains, "; ")
+	var tasks []kgrt.BaselineTask
+	for _, run := range runs {
+		for _, t := range run.tasks {
+			if !slices.ContainsFunc(tasks, func(o kgrt.BaselineTask) bool { return o.Name == t.Name }) {
+				tasks = append(tasks, t)
+			}
+		}
+	}
 	if python != "" && len(tasks) > 0 {
-		rep.Baselines = b.modes
-		res, err := kgrt.RunBaselines(ctx, python, tasks, b.modes, kgrt.TimeSpec{}, 2*info.L2Bytes)
+		rep.Baselines = modes
+		res, err := kgrt.RunBaselines(ctx, python, tasks, modes, kgrt.TimeSpec{}, 2*runs[0].l2)
 		if err != nil {
 			return nil, err
 		}
 		for _, br := range res {
 			rep.Torch = br.Torch
-			for i := range rep.Rows {
-				if row := &rep.Rows[i]; row.Name == br.Name {
-					row.addBaseline(br)
+			i := slices.IndexFunc(tasks, func(t kgrt.BaselineTask) bool { return t.Name == br.Name })
+			if i < 0 {
+				continue
+			}
+			for j := range rep.Rows {
+				if row := &rep.Rows[j]; row.Name == br.Name {
+					row.addBaseline(br, tasks[i].CheckOutputs)
 				}
 			}
 		}
-		rep.FastP = fastPs(rep.Rows, b.modes)
+		rep.FastP = fastPs(rep.Rows, modes)
 	}
-	rep.ElapsedSec = time.Since(start).Seconds()
-	return rep, nil
+	rep.ElapsedSec = 0
+	for _, run := range runs {
+		rep.ElapsedSec += run.rep.ElapsedSec
+	}
+	rep.ElapsedSec += time.Since(start).Seconds()
+	return &rep, nil
 }
 
 // plan checks then times one instance.
@@ -449,6 +551,9 @@ func (rep *benchReport) header() string {
 // time and kgen's speedup over it.
 func (rep *benchReport) columns() []string {
 	c := []string{"instance", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s"}
+	if rep.multiTarget() {
+		c = append([]string{"target"}, c...)
+	}
 	for _, m := range rep.Baselines {
 		c = append(c, m+" us (p20-p80)", "vs "+m)
 	}
@@ -458,8 +563,25 @@ func (rep *benchReport) columns() []string {
 	return c
 }
 
+// label names r in plots and comparisons: its instance, and its target in
+// a report of several.
+func (r benchRow) label() string {
+	if r.Target != "" {
+		return r.Name + " on " + r.Target
+	}
+	return r.Name
+}
+
+// multiTarget reports whether rep's rows are of several targets.
+func (rep *benchReport) multiTarget() bool {
+	return slices.ContainsFunc(rep.Rows, func(r benchRow) bool { return r.Target != "" })
+}
+
 func (rep *benchReport) cells(r benchRow) []string {
 	c := []string{r.Name, r.Templates}
+	if rep.multiTarget() {
+		c = append([]string{r.Target}, c...)
+	}
 	if r.Error != "" {
 		c = append(c, r.Error)
 		for len(c) < len(rep.columns()) {
@@ -511,7 +633,7 @@ func (rep *benchReport) print(w io.Writer) {
 	tw.Flush()
 	for _, f := range rep.FastP {
 		if f.P == 1 {
-			fmt.Fprintf(w, "fast_1 vs %s: %.2f (%d of %d correct and faster)\n", f.Baseline, f.Fraction, f.Count, f.Total)
+			fmt.Fprintf(w, "fast_1 %s: %.2f (%d of %d correct and faster)\n", f.label(), f.Fraction, f.Count, f.Total)
 		}
 	}
 }

@@ -433,10 +433,10 @@ func keyRows(rows []benchRow) keyedRows {
 	kr := keyedRows{rows: map[string]benchRow{}}
 	seen := map[string]int{}
 	for _, r := range rows {
-		seen[r.Name]++
-		k := r.Name
-		if seen[r.Name] > 1 {
-			k = fmt.Sprintf("%s#%d", r.Name, seen[r.Name])
+		k := r.label()
+		seen[k]++
+		if seen[k] > 1 {
+			k = fmt.Sprintf("%s#%d", k, seen[k])
 		}
 		kr.keys = append(kr.keys, k)
 		kr.rows[k] = r

@@ -46,7 +46,7 @@ func (rep *benchReport) parts() []reportPart {
 	p := reportPart{Date: rep.Date, Driver: rep.Driver, Toolchain: rep.Toolchain, Torch: rep.Torch,
 		Baselines: rep.Baselines, CopyGBps: rep.CopyGBps, ElapsedSec: rep.ElapsedSec}
 	for _, r := range rep.Rows {
-		p.Instances = append(p.Instances, r.Name)
+		p.Instances = append(p.Instances, r.label())
 	}
 	return []reportPart{p}
 }
@@ -67,10 +67,10 @@ func mergeReports(paths []string, reps []*benchReport) (*benchReport, error) {
 			return nil, fmt.Errorf("%s: error: measured on %s, but %s on %s: merge reports of one GPU", paths[i], rep.GPU, paths[0], first.GPU)
 		}
 		for _, r := range rep.Rows {
-			if f, ok := from[r.Name]; ok {
-				return nil, fmt.Errorf("%s: error: instance %s is also in %s: each instance may come from one run only", paths[i], r.Name, f)
+			if f, ok := from[r.label()]; ok {
+				return nil, fmt.Errorf("%s: error: instance %s is also in %s: each instance may come from one run only", paths[i], r.label(), f)
 			}
-			from[r.Name] = paths[i]
+			from[r.label()] = paths[i]
 			m.Rows = append(m.Rows, r)
 		}
 		for _, p := range rep.parts() {

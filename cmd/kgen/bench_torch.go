@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"kgen.dev/kgen/interp"
@@ -19,9 +21,8 @@ import (
 // torchCheck is what the PyTorch check of one instance compares: kgen's
 // outputs on the inputs written for PyTorch, and where PyTorch's go.
 type torchCheck struct {
-	kgen  []*tensor.Tensor
-	files []string
-	tols  []kgrt.Tolerance
+	kgen []*tensor.Tensor
+	tols []kgrt.Tolerance
 }
 
 // torchRtolFactor widens the interpreter's tolerances for the PyTorch
@@ -61,15 +62,14 @@ func (b *bencher) baselineTask(ctx context.Context, p *lower.Plan, path, module 
 	for i := range outs {
 		path := filepath.Join(b.checks, fmt.Sprintf("%s.out%d.bin", p.Name, i))
 		t.CheckOutputs = append(t.CheckOutputs, path)
-		c.files = append(c.files, path)
 	}
 	row.check = c
 	return t
 }
 
 // addBaseline records PyTorch's timings and checks kgen's outputs against
-// the emitted program's.
-func (r *benchRow) addBaseline(br kgrt.BaselineResult) {
+// the emitted program's, which it wrote to outputs.
+func (r *benchRow) addBaseline(br kgrt.BaselineResult, outputs []string) {
 	r.Torch = &br
 	for m, t := range br.Timings {
 		if t != nil && r.Time.MedianUS > 0 {
@@ -90,7 +90,11 @@ func (r *benchRow) addBaseline(br kgrt.BaselineResult) {
 	}
 	worst := 0.0
 	for i, want := range c.kgen {
-		data, err := os.ReadFile(c.files[i])
+		if i >= len(outputs) {
+			r.TorchCheck = "not checked: PyTorch's task has no output " + strconv.Itoa(i)
+			return
+		}
+		data, err := os.ReadFile(outputs[i])
 		if err != nil {
 			r.TorchCheck = "not checked: " + err.Error()
 			return
@@ -126,6 +130,9 @@ func (r benchRow) correct() bool {
 // matrix products (rows marked Contraction; in reports written before rows
 // recorded it, the instances it timed).
 type fastP struct {
+	// Target is set in reports of several targets: fast_p is then
+	// counted for each target over its own rows.
+	Target   string  `json:"target,omitempty"`
 	Baseline string  `json:"baseline"`
 	P        float64 `json:"p"`
 	Count    int     `json:"count"`
@@ -136,28 +143,63 @@ type fastP struct {
 var fastPThresholds = []float64{0, 1, 1.5, 2}
 
 func fastPs(rows []benchRow, modes []string) []fastP {
+	var targets []string // in the rows' order; "" in a report of one
+	for _, r := range rows {
+		if !slices.Contains(targets, r.Target) {
+			targets = append(targets, r.Target)
+		}
+	}
 	var out []fastP
-	for _, m := range modes {
-		for _, p := range fastPThresholds {
-			f := fastP{Baseline: m, P: p}
-			for _, r := range rows {
-				if m == "max-autotune" && !r.Contraction && (r.Torch == nil || r.Torch.Timings[m] == nil) {
-					continue
-				}
-				f.Total++
-				// fast_0 is the fraction correct: a correct kernel
-				// that PyTorch could not time still counts.
-				if r.correct() && (p == 0 || r.Speedups[m] > p) {
-					f.Count++
-				}
+	for _, tgt := range targets {
+		for _, m := range modes {
+			for _, p := range fastPThresholds {
+				out = append(out, fastPOf(rows, tgt, m, p))
 			}
-			if f.Total > 0 {
-				f.Fraction = float64(f.Count) / float64(f.Total)
-			}
-			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// fastPOf is fast_p over the rows of target tgt against baseline m.
+func fastPOf(rows []benchRow, tgt, m string, p float64) fastP {
+	f := fastP{Target: tgt, Baseline: m, P: p}
+	for _, r := range rows {
+		if r.Target != tgt || (m == "max-autotune" && !r.Contraction && (r.Torch == nil || r.Torch.Timings[m] == nil)) {
+			continue
+		}
+		f.Total++
+		// fast_0 is the fraction correct: a correct kernel that PyTorch
+		// could not time still counts.
+		if r.correct() && (p == 0 || r.Speedups[m] > p) {
+			f.Count++
+		}
+	}
+	if f.Total > 0 {
+		f.Fraction = float64(f.Count) / float64(f.Total)
+	}
+	return f
+}
+
+// label names f's baseline, and its target in a report of several.
+func (f fastP) label() string {
+	if f.Target != "" {
+		return "vs " + f.Baseline + " on " + f.Target
+	}
+	return "vs " + f.Baseline
+}
+
+// fastPLines groups rep's fast_p by target and baseline, in the report's
+// order: one line of the table each, every threshold's figure in it.
+func (rep *benchReport) fastPLines() [][]fastP {
+	var lines [][]fastP
+	for _, f := range rep.FastP {
+		if n := len(lines); n > 0 && lines[n-1][0].label() == f.label() {
+			lines[n-1] = append(lines[n-1], f)
+		} else {
+			lines = append(lines, []fastP{f})
+		}
+	}
+	return lines
 }
 
 func (rep *benchReport) fastPTable(w io.Writer) {
@@ -165,14 +207,12 @@ func (rep *benchReport) fastPTable(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "| fast_p | %s |\n| --- |%s\n", strings.Join(pHeads(), " | "), strings.Repeat(" --- |", len(fastPThresholds)))
-	for _, m := range rep.Baselines {
+	for _, line := range rep.fastPLines() {
 		var cells []string
-		for _, f := range rep.FastP {
-			if f.Baseline == m {
-				cells = append(cells, fmt.Sprintf("%.2f (%d/%d)", f.Fraction, f.Count, f.Total))
-			}
+		for _, f := range line {
+			cells = append(cells, fmt.Sprintf("%.2f (%d/%d)", f.Fraction, f.Count, f.Total))
 		}
-		fmt.Fprintf(w, "| vs %s | %s |\n", m, strings.Join(cells, " | "))
+		fmt.Fprintf(w, "| %s | %s |\n", line[0].label(), strings.Join(cells, " | "))
 	}
 	fmt.Fprintln(w)
 }
@@ -207,12 +247,10 @@ func (rep *benchReport) html(w io.Writer) {
 			fmt.Fprintf(w, "<th>%s</th>", h)
 		}
 		fmt.Fprint(w, "</tr>\n")
-		for _, m := range rep.Baselines {
-			fmt.Fprintf(w, "<tr><td>vs %s</td>", m)
-			for _, f := range rep.FastP {
-				if f.Baseline == m {
-					fmt.Fprintf(w, "<td>%.2f (%d/%d)</td>", f.Fraction, f.Count, f.Total)
-				}
+		for _, line := range rep.fastPLines() {
+			fmt.Fprintf(w, "<tr><td>%s</td>", html.EscapeString(line[0].label()))
+			for _, f := range line {
+				fmt.Fprintf(w, "<td>%.2f (%d/%d)</td>", f.Fraction, f.Count, f.Total)
 			}
 			fmt.Fprint(w, "</tr>\n")
 		}
@@ -271,7 +309,7 @@ func (rep *benchReport) speedupSVG(w io.Writer) {
 	}
 	for i, r := range rows {
 		y := i * rowH
-		fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-4, y+rowH/2+3, html.EscapeString(r.Name))
+		fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", left-4, y+rowH/2+3, html.EscapeString(r.label()))
 		for j, m := range rep.Baselines {
 			s := r.Speedups[m]
 			if s <= 0 {
@@ -303,7 +341,7 @@ func (rep *benchReport) rooflineSVG(w io.Writer) {
 		if r.Error != "" || r.Time.MedianUS <= 0 || r.Bytes == 0 || r.Ops <= 0 {
 			continue
 		}
-		pts = append(pts, point{r.Name, r.Ops / float64(r.Bytes), r.Ops / (r.Time.MedianUS * 1e-6)})
+		pts = append(pts, point{r.label(), r.Ops / float64(r.Bytes), r.Ops / (r.Time.MedianUS * 1e-6)})
 	}
 	if len(pts) == 0 || rep.CopyGBps <= 0 {
 		return

@@ -80,8 +80,8 @@ func TestTorchCheck(t *testing.T) {
 		want string
 	}{{4.000001, "ok"}, {4.5, "disagrees"}} {
 		row := benchRow{Time: kgrt.Timing{MedianUS: 10}}
-		row.check = &torchCheck{kgen: []*tensor.Tensor{kgenOut}, files: []string{torchOut(tc.last)}, tols: []kgrt.Tolerance{kgrt.ToleranceFor(ir.F32, 1)}}
-		row.addBaseline(kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 25}}})
+		row.check = &torchCheck{kgen: []*tensor.Tensor{kgenOut}, tols: []kgrt.Tolerance{kgrt.ToleranceFor(ir.F32, 1)}}
+		row.addBaseline(kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 25}}}, []string{torchOut(tc.last)})
 		if !strings.HasPrefix(row.TorchCheck, tc.want) {
 			t.Errorf("PyTorch's last element %g: check %q, want %s", tc.last, row.TorchCheck, tc.want)
 		}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -38,4 +40,35 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// specFiles expands args for the commands that take DIR|FILE: a directory
+// stands for the .kg files under it (walked in lexical order, so the same
+// tree gives the same order), a file for itself.
+func specFiles(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			files = append(files, a) // loading reports a missing file
+			continue
+		}
+		n := len(files)
+		err = filepath.WalkDir(a, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && filepath.Ext(path) == ".kg" {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("%s: no .kg files in the directory", a)
+		}
+	}
+	return files, nil
 }

@@ -348,7 +348,9 @@ func Prefetching(l *Launch) bool {
 // Default gives a row about 8 elements per thread, from 128 threads (rows
 // up to 1024) to 1024 (rows of 8192 and more), so that few long rows still
 // keep many loads in flight; 256 when the row length is unknown. Blocks of
-// 512 threads or more prefetch the next row. Measured on the H100
+// 512 threads or more prefetch the next row, but for rows of up to 4096
+// elements in whole 16-byte chunks, which take a block each (VEC, see
+// rowVecDefault). Measured on the H100
 // (2026-11-23, testsuite/results/2026-11-23-h100-sweep*.txt), as fractions
 // of copy bandwidth: rmsnorm of 4096 x 4096 f32 52% with 128 threads, 82%
 // with 512, 85% prefetching; softmax of 4096 x 16384 f32 37%, 55% and 71%
@@ -389,27 +391,31 @@ func (rowReduce) Default(l *Launch) Config {
 	for t < 1024 && t*8 < n {
 		t *= 2
 	}
-	prefetch := int64(0)
-	if t >= 512 && cluster == 1 {
-		prefetch = 1
-	}
-	vec := int64(1)
+	// Rows of up to 4096 elements in whole 16-byte chunks take a block
+	// each and move in chunks; longer rows, or rows of single elements,
+	// are prefetched by resident blocks.
+	prefetch, vec := int64(0), int64(1)
 	if cluster > 1 {
 		vec = rowVecDefault(l)
+	} else if t >= 512 {
+		if v := rowVecDefault(l); n <= 4096 && n%v == 0 {
+			vec = v
+		} else {
+			prefetch = 1
+		}
 	}
 	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster, "VEC": vec}
 }
 
 // rowVecDefault is 16 bytes of the launch's widest element type: the
-// chunk of a row that one vector access moves (RowVec). Default takes it
-// for rows shared by clusters only. Measured on the H100 (2026-11-26,
-// testsuite/results/2026-11-26-h100-s7-rows/), chunks against single
-// elements: log-softmax of 16 rows of 16384 f32 (clusters of 4) 6.57 ->
-// 5.70 us, softmax of 128 rows of 50257 f32 (clusters) 44.45 -> 43.94; but
-// with a block a row, bf16 layernorm of 8192 x 4096 77.47 -> 81.60 and
-// rmsnorm 61.38 -> 68.86, f32 rows within 3%: there the per-row work
-// (reductions across the block, index arithmetic) bounds them, not the
-// loads.
+// chunk of a row that one vector access moves (RowVec). Measured on the
+// H100 (2026-11-26, testsuite/results/2026-11-26-h100-s7-rows/ and
+// -sweep/): with clusters, log-softmax of 16 rows of 16384 f32 6.57 ->
+// 5.70 us; with resident blocks prefetching, chunks made bf16 layernorm
+// of 8192 x 4096 slower (77.47 -> 81.60 us), but with a block a row (512
+// threads, no prefetching) they made it faster, 77.50 -> 67.62 us, and
+// rmsnorm of the same shape 60.96 -> 54.53, sum_rows of 4096 x 4096 f32
+// 34.85 -> 33.38, logsumexp 38.27 -> 35.46.
 func rowVecDefault(l *Launch) int64 {
 	size := int64(l.Stmt.Target.DType.Size())
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {

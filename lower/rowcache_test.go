@@ -5,6 +5,7 @@ import (
 
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/runtime"
 )
 
 // TestRowCacheSkipsEmptyRows: rows of length 0 are not cached (the CUDA
@@ -36,6 +37,58 @@ instance short = rowmin<M = 1, R = 3>
 		n, _, ok := lower.RowCache(l)
 		if want := in.Name == "short"; ok != want {
 			t.Errorf("%s: RowCache = %d, %v; want cached: %v", in.Name, n, ok, want)
+		}
+	}
+}
+
+// TestRowDefault pins row-reduce's default configuration (see Default and
+// rowVecDefault, measured on the H100): rows of up to 4096 elements in
+// whole 16-byte chunks take a block each and move in chunks, longer rows
+// or rows of single elements are prefetched, and rows shared by clusters
+// move in chunks.
+func TestRowDefault(t *testing.T) {
+	src := `
+kernel norm_bf16<R, D>(X: bf16[R, D]) -> (Y: bf16[R, D]) {
+  let s[r] = sum[d](X[r, d] * X[r, d])
+  Y[r, d] = X[r, d] * rsqrt(s[r] / D + 1e-5)
+}
+kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
+}
+instance bf16_4k = norm_bf16<R = 8192, D = 4096>
+instance f32_3000 = softmax<R = 4096, D = 3000>
+instance f32_3001 = softmax<R = 4096, D = 3001>
+instance f32_16k = softmax<R = 4096, D = 16384>
+instance f32_1k = softmax<R = 4096, D = 1024>
+instance few_rows = softmax<R = 16, D = 16384>
+`
+	want := map[string]string{
+		"bf16_4k":  "CLUSTER=1, PREFETCH=0, THREADS=512, VEC=8",
+		"f32_3000": "CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
+		"f32_3001": "CLUSTER=1, PREFETCH=1, THREADS=512, VEC=1",
+		"f32_16k":  "CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
+		"f32_1k":   "CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
+		"few_rows": "CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+	}
+	prog, diags := frontend.CheckSource("rowdefault.kg", src)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tgt, err := runtime.ParseTarget("cuda:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm90 := tgt.Limits()
+	for _, in := range prog.Instances {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if got := l.Config.String(); l.Template.Name() != "row-reduce" || got != want[in.Name] {
+			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
 		}
 	}
 }

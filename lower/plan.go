@@ -103,7 +103,7 @@ func (p *Plan) Slot(t *ir.Tensor) *Slot {
 // only templates every target runs). With env set (an instance), the plan
 // is specialized: sizes and params become constants, the entry points are
 // named after name, and column and row reductions too narrow to fill the
-// GPU are split in two launches (splitColumns, splitRows, splitOnline).
+// GPU are split in two launches (splitColumns, splitRows).
 func Build(k *ir.Kernel, env *ir.Env, name string, lim Limits) (*Plan, error) {
 	return build(k, env, name, lim, false, false)
 }
@@ -156,7 +156,6 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if env != nil && !reference {
 		splitK(k, lim)
 		splitColumns(k)
-		splitOnline(k)
 		splitRows(k, lim)
 	}
 	if errs := ir.Verify(k); len(errs) > 0 {

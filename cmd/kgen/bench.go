@@ -156,6 +156,11 @@ instance is wrong.` + compareHelp + mergeHelp,
 					return exitUser
 				}
 				targets := strings.Split(*target, ",")
+				for i, t := range targets {
+					if slices.Contains(targets[:i], t) {
+						return usageError("bench", "--target: %s is named twice", t)
+					}
+				}
 				var runs []*benchRun
 				for _, t := range targets {
 					// With several targets, each builds into its own

@@ -66,3 +66,12 @@ func TestFastPPerTarget(t *testing.T) {
 		t.Errorf("keys %v: want the six rows keyed by instance and target", kr.keys)
 	}
 }
+
+// TestBenchTargetTwice: a target named twice is a usage error, before
+// anything is built.
+func TestBenchTargetTwice(t *testing.T) {
+	code, _, stderr := kgen(t, "bench", "--target", "cuda:sm_90,triton:sm_90,cuda:sm_90", "x.kg")
+	if code != exitUsage || !strings.Contains(stderr, "--target: cuda:sm_90 is named twice") {
+		t.Errorf("exit %d, stderr %q; want 2 and the target named", code, stderr)
+	}
+}

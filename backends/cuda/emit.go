@@ -375,12 +375,7 @@ func (e *emitter) vectorLoop(s *ir.Stmt, loads []*ir.Load, vec, u int64) {
 		t := e.cType(ld.Tensor.DType)
 		v := fmt.Sprintf("kg_vx%d", i)
 		e.printf("          const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + %s);\n", t, vec, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
-				e.loads[other] = v + ".v[kg_v]"
-			}
-			return true
-		})
+		e.aliasLoads(s, ld, v+".v[kg_v]")
 	}
 	var refs []ir.Expr
 	for _, ix := range s.Index {
@@ -398,12 +393,7 @@ func (e *emitter) vectorLoop(s *ir.Stmt, loads []*ir.Load, vec, u int64) {
 	e.printf("      }\n")
 	e.printf("    }\n")
 	for _, ld := range loads {
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
-				delete(e.loads, other)
-			}
-			return true
-		})
+		e.aliasLoads(s, ld, "")
 	}
 }
 

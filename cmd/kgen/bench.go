@@ -27,8 +27,9 @@ func init() {
 		short: "time instances on the GPU, side by side with PyTorch",
 		long: `
 Bench builds every instance of each FILE (a DIR stands for the .kg files
-under it; --kernel names instances to keep) for the target, checks each once against the reference interpreter (or, when too
-large, against the reference kernels), and times the correct ones with the
+under it; --kernel names the instances to keep) for the target, checks
+each once against the reference interpreter (or, when too large, against
+the reference kernels), and times the correct ones with the
 timing protocol: a warm-up of at least 25 ms; the median of at least
 max(10, 100 ms worth of) runs, each timed with CUDA events after an L2
 flush of twice the L2 size outside the timed region; CUDA graphs of
@@ -293,7 +294,7 @@ func (r *benchRun) close() {
 }
 
 // run checks and times the instances of b's files (those in want, when
-// set), and with torch set writes each one's PyTorch task and check
+// set), and with withTorch writes each one's PyTorch task and check
 // inputs.
 func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benchRun, error) {
 	start := time.Now()

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	kgrt "kgen.dev/kgen/runtime"
+)
+
+// The report's text: its head, the table's columns and cells, and the
+// terminal and markdown forms (bench_torch.go draws the HTML).
+
+func (r benchRow) summary() string {
+	if r.Error != "" {
+		return r.Error
+	}
+	s := fmt.Sprintf("%.2f us (p20 %.2f, p80 %.2f), %.0f GB/s", r.Time.MedianUS, r.Time.P20US, r.Time.P80US, r.GBps)
+	if r.TFLOPs > 0 {
+		s += fmt.Sprintf(", %.1f TFLOP/s", r.TFLOPs)
+	}
+	return s
+}
+
+func (rep *benchReport) header() string {
+	if len(rep.Parts) > 0 {
+		return fmt.Sprintf("%s, %d runs of kgen bench merged (kgen bench --merge), the first at %s; each row as its run measured it", rep.GPU, len(rep.Parts), rep.Date)
+	}
+	s := fmt.Sprintf("%s, %s, CUDA driver %d.%d, %s", rep.Date, rep.GPU, rep.Driver/1000, rep.Driver%1000/10, rep.Toolchain)
+	if rep.Torch != "" {
+		s += ", PyTorch " + rep.Torch
+	}
+	return s + fmt.Sprintf("; device-to-device copy %.0f GB/s (read + write)", rep.CopyGBps)
+}
+
+// columns are the table's headings: kgen's figures, then each baseline's
+// time and kgen's speedup over it.
+func (rep *benchReport) columns() []string {
+	c := []string{"instance", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s"}
+	if rep.multiTarget() {
+		c = append([]string{"target"}, c...)
+	}
+	for _, m := range rep.Baselines {
+		c = append(c, m+" us (p20-p80)", "vs "+m)
+	}
+	if len(rep.Baselines) > 0 {
+		c = append(c, "PyTorch program", "check vs PyTorch")
+	}
+	return c
+}
+
+// label names r in plots and comparisons: its instance, and its target in
+// a report of several.
+func (r benchRow) label() string {
+	if r.Target != "" {
+		return r.Name + " on " + r.Target
+	}
+	return r.Name
+}
+
+// multiTarget reports whether rep's rows are of several targets.
+func (rep *benchReport) multiTarget() bool {
+	return slices.ContainsFunc(rep.Rows, func(r benchRow) bool { return r.Target != "" })
+}
+
+func (rep *benchReport) cells(r benchRow) []string {
+	c := []string{r.Name, r.Templates}
+	if rep.multiTarget() {
+		c = append([]string{r.Target}, c...)
+	}
+	if r.Error != "" {
+		c = append(c, r.Error)
+		for len(c) < len(rep.columns()) {
+			c = append(c, "")
+		}
+		return c
+	}
+	tf := ""
+	if r.TFLOPs > 0 {
+		tf = fmt.Sprintf("%.1f", r.TFLOPs)
+	}
+	c = append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", r.Time.MedianUS, r.Time.P20US, r.Time.P80US),
+		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf)
+	for _, m := range rep.Baselines {
+		var t *kgrt.BaselineTiming
+		if r.Torch != nil {
+			t = r.Torch.Timings[m]
+		}
+		speed := r.Speedups[m]
+		if t == nil {
+			c = append(c, "-", "")
+			continue
+		}
+		c = append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", t.MedianUS, t.P20US, t.P80US), fmt.Sprintf("%.2fx", speed))
+	}
+	if len(rep.Baselines) > 0 {
+		prog := ""
+		if r.Torch != nil {
+			prog = r.Torch.Program
+			if r.Torch.Skip != "" {
+				prog = r.Torch.Skip
+			}
+		}
+		c = append(c, prog, r.TorchCheck)
+	}
+	return c
+}
+
+func (rep *benchReport) print(w io.Writer) {
+	fmt.Fprintln(w, rep.header())
+	for _, l := range rep.partLines() {
+		fmt.Fprintln(w, "  "+l)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(rep.columns(), "\t"))
+	for _, r := range rep.Rows {
+		fmt.Fprintln(tw, strings.Join(rep.cells(r), "\t"))
+	}
+	tw.Flush()
+	for _, f := range rep.FastP {
+		if f.P == 1 {
+			fmt.Fprintf(w, "fast_1 %s: %.2f (%d of %d correct and faster)\n", f.label(), f.Fraction, f.Count, f.Total)
+		}
+	}
+}
+
+func (rep *benchReport) markdown(w io.Writer) {
+	fmt.Fprintf(w, "%s\n\n", rep.header())
+	for _, l := range rep.partLines() {
+		fmt.Fprintf(w, "- %s\n", l)
+	}
+	if len(rep.Parts) > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Target %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in the same run.\n\n", rep.Target, rep.Protocol)
+	rep.fastPTable(w)
+	cols := rep.columns()
+	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)))
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(rep.cells(r), " | "))
+	}
+}

@@ -407,8 +407,9 @@ func (rowReduce) Default(l *Launch) Config {
 	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster, "VEC": vec}
 }
 
-// rowVecDefault is 16 bytes of the launch's widest element type: the
-// chunk of a row that one vector access moves (RowVec). Measured on the
+// rowVecDefault is 16 bytes of the launch's widest element type (8
+// elements at most, the largest VEC in the space): the chunk of a row that
+// one vector access moves (RowVec). Measured on the
 // H100 (2026-11-26, testsuite/results/2026-11-26-h100-s7-rows/ and
 // -sweep/): with clusters, log-softmax of 16 rows of 16384 f32 6.57 ->
 // 5.70 us; with resident blocks prefetching, chunks made bf16 layernorm
@@ -426,7 +427,7 @@ func rowVecDefault(l *Launch) int64 {
 			return true
 		})
 	}
-	return max(1, 16/size)
+	return min(8, max(1, 16/size)) // 8 at most: VEC's space
 }
 
 // Grid is a block per row, or with prefetching, about as many blocks as

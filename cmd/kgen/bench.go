@@ -362,9 +362,10 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes []string) (*benchReport, error) {
 	start := time.Now()
 	rep := *runs[0].rep
-	rep.Rows = nil
+	rep.Rows, rep.ElapsedSec = nil, 0
 	var targets, toolchains []string
 	for _, run := range runs {
+		rep.ElapsedSec += run.rep.ElapsedSec
 		targets = append(targets, run.target)
 		if !slices.Contains(toolchains, run.rep.Toolchain) {
 			toolchains = append(toolchains, run.rep.Toolchain)
@@ -405,10 +406,6 @@ func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes [
 			}
 		}
 		rep.FastP = fastPs(rep.Rows, modes)
-	}
-	rep.ElapsedSec = 0
-	for _, run := range runs {
-		rep.ElapsedSec += run.rep.ElapsedSec
 	}
 	rep.ElapsedSec += time.Since(start).Seconds()
 	return &rep, nil

@@ -38,7 +38,7 @@ func (rep *benchReport) header() string {
 // columns are the table's headings: kgen's figures, then each baseline's
 // time and kgen's speedup over it.
 func (rep *benchReport) columns() []string {
-	c := []string{"instance", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s"}
+	c := []string{"instance", "shape", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s"}
 	if rep.multiTarget() {
 		c = append([]string{"target"}, c...)
 	}
@@ -66,7 +66,7 @@ func (rep *benchReport) multiTarget() bool {
 }
 
 func (rep *benchReport) cells(r benchRow) []string {
-	c := []string{r.Name, r.Templates}
+	c := []string{r.Name, r.Sizes, r.Templates}
 	if rep.multiTarget() {
 		c = append([]string{r.Target}, c...)
 	}

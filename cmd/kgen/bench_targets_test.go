@@ -53,8 +53,8 @@ func TestFastPPerTarget(t *testing.T) {
 	for _, want := range []string{
 		"| vs eager on cuda:sm_90a | 1.00 (3/3) | 0.67 (2/3) | 0.33 (1/3) | 0.33 (1/3) |",
 		"| vs eager on triton:sm_90 | 0.67 (2/3) | 0.33 (1/3) | 0.33 (1/3) | 0.00 (0/3) |",
-		"| target | instance | template |",
-		"| triton:sm_90 | softmax |",
+		"| target | instance | shape | template |",
+		"| triton:sm_90 | softmax |  |",
 	} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())

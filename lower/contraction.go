@@ -220,6 +220,32 @@ func tensorCoreBody(r *ir.Reduce) bool {
 	return true
 }
 
+// MatrixUnit names the GPU unit whose rate bounds the products of the
+// sum r: "bf16" or "f16" when r multiplies two such loads widened to f32
+// (tensor cores), "tf32" for two f32 loads rounded with tf32(), "f32" for
+// any other f32 sum (fused multiply-adds), "" for other types (no unit
+// kgen measures: runtime.Peak).
+func MatrixUnit(r *ir.Reduce) string {
+	switch {
+	case tensorCoreBody(r):
+		var t ir.DType
+		ir.Walk(r.Body, func(e ir.Expr) bool {
+			if l, ok := e.(*ir.Load); ok {
+				t = l.Tensor.DType
+				return false
+			}
+			return true
+		})
+		if t == ir.F32 {
+			return "tf32"
+		}
+		return t.String()
+	case r.T == ir.F32:
+		return "f32"
+	}
+	return ""
+}
+
 // Extent is the number of points of indices ix, an i64 expression.
 func Extent(ix []*ir.Index) ir.Expr {
 	var extents []ir.Expr

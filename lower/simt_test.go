@@ -110,3 +110,47 @@ instance mm_long_k = mm<M = 256, N = 256, K = 131072>
 		}
 	}
 }
+
+// TestMatrixUnit: the unit that bounds a sum's products, by hand: tensor
+// cores for widened 16-bit loads and tf32() operands, multiply-adds for
+// other f32 sums (mixed 16-bit types, 16-bit times f32, plain f32), none
+// for f64.
+func TestMatrixUnit(t *testing.T) {
+	src := `
+kernel bf<M, N, K>(A: bf16[M, K], B: bf16[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](f32(A[m, k]) * f32(B[k, n]))
+}
+kernel hf<M, N, K>(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) {
+  C[m, n] = f16(sum[k](f32(A[m, k]) * f32(B[k, n])))
+}
+kernel tf<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](tf32(A[m, k]) * tf32(B[k, n]))
+}
+kernel mixed<M, N, K>(A: bf16[M, K], B: f16[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](f32(A[m, k]) * f32(B[k, n]))
+}
+kernel half<M, N, K>(A: bf16[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](f32(A[m, k]) * B[k, n])
+}
+kernel plain<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel dbl<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+`
+	prog, diags := frontend.CheckSource("units.kg", src)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := map[string]string{"bf": "bf16", "hf": "f16", "tf": "tf32", "mixed": "f32", "half": "f32", "plain": "f32", "dbl": ""}
+	for _, k := range prog.Kernels {
+		m := lower.MatchMatmul(k.Stmts[0])
+		if m == nil {
+			t.Fatalf("%s: not a matrix product", k.Name)
+		}
+		if got := lower.MatrixUnit(m.Reduce); got != want[k.Name] {
+			t.Errorf("%s: unit %q, want %q", k.Name, got, want[k.Name])
+		}
+	}
+}

@@ -36,7 +36,10 @@ back-to-back runs for plans under 20 us. A plan of several launches is
 timed as a whole. It reports p20 and p80 beside the median, the achieved
 bandwidth (inputs read plus outputs written, once each) against the
 device-to-device copy bandwidth measured in the same run, and for matrix
-products the TFLOP/s.
+products the TFLOP/s against the peak of the unit their products need
+(bf16, f16 or tf32 tensor cores, f32 multiply-adds), which kgen's probe
+kernels measure on GPU 0 at the start of the run (kgen devices --measure;
+it needs nvcc, whatever the target).
 
 With --baseline eager,compile it times the PyTorch program of each
 instance's kernel, eagerly and under torch.compile (default mode), with the
@@ -161,6 +164,12 @@ instance is wrong.` + compareHelp + mergeHelp,
 						return usageError("bench", "--target: %s is named twice", t)
 					}
 				}
+				// The matrix units' peaks, once for every target: a
+				// property of the GPU, measured by kgen's own probes.
+				_, peaks, peakErr := matrixPeaks(ctx, tools.nvcc, false)
+				if peakErr != nil {
+					fmt.Fprintf(stderr, "kgen bench: warning: the matrix units' peaks are not measured, so no TFLOP/s is a fraction of one: %v\n", peakErr)
+				}
 				var runs []*benchRun
 				for _, t := range targets {
 					// With several targets, each builds into its own
@@ -175,7 +184,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 							return nil, code
 						}
 						defer g.close()
-						b := &bencher{g: g, maxWork: *maxWork, modes: modes}
+						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakErr: peakErr}
 						run, err := b.run(ctx, want, py != "")
 						if err != nil {
 							fmt.Fprintf(stderr, "kgen bench: %s: %v\n", t, err)
@@ -220,18 +229,23 @@ func findTorchPython(ctx context.Context, path string) (string, error) {
 
 // benchReport is what bench measured in one run.
 type benchReport struct {
-	Date       string     `json:"date"`
-	Target     string     `json:"target"`
-	GPU        string     `json:"gpu"`
-	Driver     int        `json:"driver_cuda_version"`
-	Toolchain  string     `json:"toolchain"`
-	Torch      string     `json:"torch,omitempty"`
-	Baselines  []string   `json:"baselines,omitempty"`
-	FastP      []fastP    `json:"fast_p,omitempty"`
-	CopyGBps   float64    `json:"copy_gbps"`
-	Protocol   string     `json:"protocol"`
-	Rows       []benchRow `json:"rows"`
-	ElapsedSec float64    `json:"elapsed_s"`
+	Date      string   `json:"date"`
+	Target    string   `json:"target"`
+	GPU       string   `json:"gpu"`
+	Driver    int      `json:"driver_cuda_version"`
+	Toolchain string   `json:"toolchain"`
+	Torch     string   `json:"torch,omitempty"`
+	Baselines []string `json:"baselines,omitempty"`
+	FastP     []fastP  `json:"fast_p,omitempty"`
+	CopyGBps  float64  `json:"copy_gbps"`
+	// Peaks are the matrix units' dense rates measured in the same run
+	// (kgrt.MeasurePeaks), the compute roofs; PeakNote says why there are
+	// none when they could not be measured.
+	Peaks      []kgrt.Peak `json:"matrix_peaks,omitempty"`
+	PeakNote   string      `json:"matrix_peaks_note,omitempty"`
+	Protocol   string      `json:"protocol"`
+	Rows       []benchRow  `json:"rows"`
+	ElapsedSec float64     `json:"elapsed_s"`
 	// Parts are the runs a merged report (kgen bench --merge) joins.
 	Parts []reportPart `json:"parts,omitempty"`
 }
@@ -256,6 +270,10 @@ type benchRow struct {
 	GBps     float64     `json:"gbps"`
 	CopyFrac float64     `json:"copy_fraction"`
 	TFLOPs   float64     `json:"tflops,omitempty"`
+	// Unit is the matrix unit that bounds a contraction's products
+	// (lower.MatrixUnit), PeakFrac its TFLOP/s over that unit's peak.
+	Unit     string  `json:"matrix_unit,omitempty"`
+	PeakFrac float64 `json:"peak_fraction,omitempty"`
 	// Torch is PyTorch's side: the program timed, its timings, and the
 	// check of kgen's outputs against the emitted program (TorchCheck:
 	// "ok", or why not).
@@ -273,7 +291,9 @@ type bencher struct {
 	g       *gpuSession
 	maxWork float64
 	modes   []string // PyTorch baselines to time
-	checks  string   // where the PyTorch check's files go
+	peaks   []kgrt.Peak
+	peakErr error  // why peaks is empty
+	checks  string // where the PyTorch check's files go
 }
 
 // benchRun is what bench measured on one target: the report's figures
@@ -307,9 +327,12 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 		return nil, err
 	}
 	rep := &benchReport{
-		Date: start.UTC().Format(time.RFC3339), GPU: info.Name, Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(), CopyGBps: copyBW,
+		Date: start.UTC().Format(time.RFC3339), GPU: info.Name, Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(), CopyGBps: copyBW, Peaks: b.peaks,
 		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
+	}
+	if b.peakErr != nil {
+		rep.PeakNote = b.peakErr.Error()
 	}
 	run := &benchRun{rep: rep, l2: info.L2Bytes}
 	if withTorch {
@@ -418,12 +441,16 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	for _, l := range p.Launches {
 		tmpl = append(tmpl, l.Template.Name())
 		var dims [][]*ir.Index // batch, rows, columns and K of a matrix product
+		var sum *ir.Reduce
 		if m := lower.MatchMatmul(l.Stmt); m != nil && strings.HasPrefix(l.Template.Name(), "matmul") {
-			dims = [][]*ir.Index{m.Batch, m.M, m.N, {m.K}}
+			dims, sum = [][]*ir.Index{m.Batch, m.M, m.N, {m.K}}, m.Reduce
 		} else if g := lower.MatchIGemm(l.Stmt); g != nil && strings.HasPrefix(l.Template.Name(), "igemm") {
-			dims = [][]*ir.Index{g.Batch, g.M, g.N, g.K}
+			dims, sum = [][]*ir.Index{g.Batch, g.M, g.N, g.K}, g.Reduce
 		}
 		if dims != nil {
+			if row.Unit == "" {
+				row.Unit = lower.MatrixUnit(sum)
+			}
 			penv := p.Bind(p.Env)
 			n := 2.0
 			for _, ix := range dims {
@@ -474,6 +501,9 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	row.CopyFrac = row.GBps / copyBW
 	if row.Flops > 0 {
 		row.TFLOPs = tm.TFLOPs(row.Flops)
+		if peak := kgrt.PeakOf(b.peaks, row.Unit); peak > 0 {
+			row.PeakFrac = row.TFLOPs / peak
+		}
 	}
 	return row
 }

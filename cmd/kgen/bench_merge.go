@@ -27,14 +27,16 @@ instances; merging merged reports lists the original runs.`
 
 // reportPart is one run of kgen bench that a merged report joins.
 type reportPart struct {
-	Date       string   `json:"date"`
-	Driver     int      `json:"driver_cuda_version"`
-	Toolchain  string   `json:"toolchain"`
-	Torch      string   `json:"torch,omitempty"`
-	Baselines  []string `json:"baselines,omitempty"`
-	CopyGBps   float64  `json:"copy_gbps"`
-	ElapsedSec float64  `json:"elapsed_s"`
-	Instances  []string `json:"instances"`
+	Date       string      `json:"date"`
+	Driver     int         `json:"driver_cuda_version"`
+	Toolchain  string      `json:"toolchain"`
+	Torch      string      `json:"torch,omitempty"`
+	Baselines  []string    `json:"baselines,omitempty"`
+	CopyGBps   float64     `json:"copy_gbps"`
+	Peaks      []kgrt.Peak `json:"matrix_peaks,omitempty"`
+	PeakNote   string      `json:"matrix_peaks_note,omitempty"`
+	ElapsedSec float64     `json:"elapsed_s"`
+	Instances  []string    `json:"instances"`
 }
 
 // parts lists the runs rep was measured in: its Parts when merged, else
@@ -44,7 +46,7 @@ func (rep *benchReport) parts() []reportPart {
 		return rep.Parts
 	}
 	p := reportPart{Date: rep.Date, Driver: rep.Driver, Toolchain: rep.Toolchain, Torch: rep.Torch,
-		Baselines: rep.Baselines, CopyGBps: rep.CopyGBps, ElapsedSec: rep.ElapsedSec}
+		Baselines: rep.Baselines, CopyGBps: rep.CopyGBps, Peaks: rep.Peaks, PeakNote: rep.PeakNote, ElapsedSec: rep.ElapsedSec}
 	for _, r := range rep.Rows {
 		p.Instances = append(p.Instances, r.label())
 	}
@@ -53,7 +55,8 @@ func (rep *benchReport) parts() []reportPart {
 
 // mergeReports joins reps (read from paths) in order. The merged report's
 // date is its first run's, its copy bandwidth the lowest of its runs' (the
-// roofline's roof), its time the sum of theirs.
+// roofline's roof), each instruction's peak the lowest of its runs' too,
+// its time the sum of theirs.
 func mergeReports(paths []string, reps []*benchReport) (*benchReport, error) {
 	first := reps[0]
 	m := &benchReport{Date: first.Date, Target: first.Target, GPU: first.GPU, Driver: first.Driver,
@@ -80,6 +83,15 @@ func mergeReports(paths []string, reps []*benchReport) (*benchReport, error) {
 			}
 			if p.CopyGBps > 0 && (m.CopyGBps <= 0 || p.CopyGBps < m.CopyGBps) {
 				m.CopyGBps = p.CopyGBps
+			}
+			for _, pk := range p.Peaks {
+				j := slices.IndexFunc(m.Peaks, func(q kgrt.Peak) bool { return q.Kernel == pk.Kernel })
+				switch {
+				case j < 0:
+					m.Peaks = append(m.Peaks, pk)
+				case pk.TFLOPs < m.Peaks[j].TFLOPs:
+					m.Peaks[j] = pk
+				}
 			}
 			m.ElapsedSec += p.ElapsedSec
 		}
@@ -130,7 +142,7 @@ func (rep *benchReport) partLines() []string {
 		if len(p.Baselines) > 0 {
 			base = strings.Join(p.Baselines, ", ")
 		}
-		s += fmt.Sprintf("; copy %.0f GB/s; %s; %.0f s; %s", p.CopyGBps, base, p.ElapsedSec, strings.Join(p.Instances, ", "))
+		s += fmt.Sprintf("; copy %.0f GB/s%s; %s; %.0f s; %s", p.CopyGBps, peaksText(p.Peaks, p.PeakNote), base, p.ElapsedSec, strings.Join(p.Instances, ", "))
 		lines = append(lines, s)
 	}
 	return lines

@@ -16,6 +16,8 @@ const (
   "date": "2026-11-26T10:00:00Z", "target": "cuda:sm_90a", "gpu": "NVIDIA H100 80GB HBM3",
   "driver_cuda_version": 13000, "toolchain": "nvcc 13.0.88", "torch": "2.11.0+cu130",
   "baselines": ["eager", "compile"], "copy_gbps": 3006, "protocol": "P", "elapsed_s": 100,
+  "matrix_peaks": [{"unit": "bf16", "instr": "wgmma.m64n256k16", "kernel": "kg_peak_wgmma_bf16", "flops": 1e12,
+    "time": {"median_us": 1000000, "p20_us": 990000, "p80_us": 1010000}, "tflops": 1}],
   "rows": [
     {"name": "relu", "time": {"median_us": 10}, "copy_fraction": 0.9,
      "torch": {"timings": {"eager": {"median_us": 20}, "compile": {"median_us": 9}}}, "speedups": {"eager": 2, "compile": 0.9}},
@@ -26,8 +28,10 @@ const (
   "date": "2026-11-26T09:00:00Z", "target": "cuda:sm_90a", "gpu": "NVIDIA H100 80GB HBM3",
   "driver_cuda_version": 13000, "toolchain": "nvcc 13.0.88", "torch": "2.11.0+cu130",
   "baselines": ["eager", "compile", "max-autotune"], "copy_gbps": 2990, "protocol": "P", "elapsed_s": 300,
+  "matrix_peaks": [{"unit": "bf16", "instr": "wgmma.m64n256k16", "kernel": "kg_peak_wgmma_bf16", "flops": 1e12,
+    "time": {"median_us": 1250000, "p20_us": 1250000, "p80_us": 1250000}, "tflops": 0.8}],
   "rows": [
-    {"name": "mm", "time": {"median_us": 100}, "copy_fraction": 0.1,
+    {"name": "mm", "time": {"median_us": 100}, "copy_fraction": 0.1, "tflops": 0.4, "matrix_unit": "bf16", "peak_fraction": 0.5,
      "torch": {"timings": {"eager": {"median_us": 160}, "compile": {"median_us": 120}, "max-autotune": {"median_us": 90}}},
      "speedups": {"eager": 1.6, "compile": 1.2, "max-autotune": 0.9}},
     {"name": "mm2", "time": {"median_us": 100},
@@ -69,6 +73,9 @@ func TestMergeReports(t *testing.T) {
 		t.Errorf("date %s, copy %g, elapsed %g, %d parts; want the earliest date, the lowest copy bandwidth 2990, 400 s, 2 parts",
 			m.Date, m.CopyGBps, m.ElapsedSec, len(m.Parts))
 	}
+	if len(m.Peaks) != 1 || m.Peaks[0].TFLOPs != 0.8 {
+		t.Errorf("peaks %+v, want one, the lower run's 0.8 TFLOP/s", m.Peaks)
+	}
 	if got := strings.Join(m.Baselines, ","); got != "eager,compile,max-autotune" {
 		t.Errorf("baselines %s, want eager,compile,max-autotune", got)
 	}
@@ -97,7 +104,8 @@ func TestMergeReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"2 runs of kgen bench merged", "run 1: 2026-11-26T10:00:00Z", "copy 3006 GB/s; eager, compile; 100 s; relu, broken",
+	for _, s := range []string{"2 runs of kgen bench merged", "run 1: 2026-11-26T10:00:00Z", "copy 3006 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); eager, compile; 100 s; relu, broken",
+		"| mm |  |  | 100.00 (0.00-0.00) | 0 | 10% | 0.4 | 50% bf16 |",
 		"run 2: 2026-11-26T09:00:00Z", "eager, compile, max-autotune; 300 s; mm, mm2", "| vs max-autotune | 1.00 (2/2) | 0.50 (1/2)"} {
 		if !strings.Contains(string(mdText), s) {
 			t.Errorf("the markdown lacks %q:\n%s", s, mdText)

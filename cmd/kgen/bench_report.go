@@ -32,13 +32,31 @@ func (rep *benchReport) header() string {
 	if rep.Torch != "" {
 		s += ", PyTorch " + rep.Torch
 	}
-	return s + fmt.Sprintf("; device-to-device copy %.0f GB/s (read + write)", rep.CopyGBps)
+	return s + fmt.Sprintf("; device-to-device copy %.0f GB/s (read + write)", rep.CopyGBps) + peaksText(rep.Peaks, rep.PeakNote)
+}
+
+// peaksText lists the matrix units' peaks, each unit's best
+// instruction, for a report's head.
+func peaksText(peaks []kgrt.Peak, note string) string {
+	if len(peaks) == 0 {
+		if note != "" {
+			return "; matrix peaks not measured: " + note
+		}
+		return ""
+	}
+	var units []string
+	for _, p := range peaks {
+		if kgrt.PeakOf(peaks, p.Unit) == p.TFLOPs {
+			units = append(units, p.String())
+		}
+	}
+	return "; peaks " + strings.Join(units, ", ")
 }
 
 // columns are the table's headings: kgen's figures, then each baseline's
 // time and kgen's speedup over it.
 func (rep *benchReport) columns() []string {
-	c := []string{"instance", "shape", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s"}
+	c := []string{"instance", "shape", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s", "of peak"}
 	if rep.multiTarget() {
 		c = append([]string{"target"}, c...)
 	}
@@ -77,12 +95,15 @@ func (rep *benchReport) cells(r benchRow) []string {
 		}
 		return c
 	}
-	tf := ""
+	tf, peak := "", ""
 	if r.TFLOPs > 0 {
 		tf = fmt.Sprintf("%.1f", r.TFLOPs)
 	}
+	if r.PeakFrac > 0 {
+		peak = fmt.Sprintf("%.0f%% %s", 100*r.PeakFrac, r.Unit)
+	}
 	c = append(c, fmt.Sprintf("%.2f (%.2f-%.2f)", r.Time.MedianUS, r.Time.P20US, r.Time.P80US),
-		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf)
+		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf, peak)
 	for _, m := range rep.Baselines {
 		var t *kgrt.BaselineTiming
 		if r.Torch != nil {
@@ -134,7 +155,7 @@ func (rep *benchReport) markdown(w io.Writer) {
 	if len(rep.Parts) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Target %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in the same run.\n\n", rep.Target, rep.Protocol)
+	fmt.Fprintf(w, "Target %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in the same run. TFLOP/s counts 2 operations a multiply-add of a matrix product; \"of peak\" is that rate over the peak of the unit its products need (bf16, f16, tf32 tensor cores, or f32 multiply-adds), measured in the same run by kgen's probe kernels.\n\n", rep.Target, rep.Protocol)
 	rep.fastPTable(w)
 	cols := rep.columns()
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)))

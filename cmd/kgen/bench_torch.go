@@ -328,7 +328,8 @@ func (rep *benchReport) speedupSVG(w io.Writer) {
 
 // rooflineSVG plots each instance at its arithmetic intensity (operations
 // per byte moved) and achieved operations per second, log-log, with the
-// memory roof of the copy bandwidth measured in this run. Operations are
+// memory roof of the copy bandwidth measured in this run and the compute
+// roofs of the matrix units' peaks that its products need. Operations are
 // 2 per multiply-add for matrix products, and the interpreter's count of
 // scalar operations (ir.Work) for the rest.
 func (rep *benchReport) rooflineSVG(w io.Writer) {
@@ -356,6 +357,18 @@ func (rep *benchReport) rooflineSVG(w io.Writer) {
 	if aiHi == aiLo {
 		aiHi++
 	}
+	// The compute roofs: the peak of each unit a row's products need.
+	type roof struct {
+		unit string
+		rate float64 // ops/s
+	}
+	var roofs []roof
+	for _, r := range rep.Rows {
+		if peak := kgrt.PeakOf(rep.Peaks, r.Unit); peak > 0 && r.Error == "" && !slices.ContainsFunc(roofs, func(o roof) bool { return o.unit == r.Unit }) {
+			roofs = append(roofs, roof{r.Unit, peak * 1e12})
+			pHi = max(pHi, peak*1e12)
+		}
+	}
 	pLo, pHi = math.Floor(math.Log10(pLo)), math.Ceil(math.Log10(pHi))+1
 	x := func(ai float64) float64 { return left + (math.Log10(ai)-aiLo)/(aiHi-aiLo)*width }
 	y := func(p float64) float64 { return height - (math.Log10(p)-pLo)/(pHi-pLo)*height }
@@ -370,6 +383,10 @@ func (rep *benchReport) rooflineSVG(w io.Writer) {
 	a0, a1 := math.Pow(10, aiLo), math.Pow(10, aiHi)
 	fmt.Fprintf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c44\" stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"12\" fill=\"#c44\">copy bandwidth %.0f GB/s</text>\n",
 		x(a0), clampY(y(rep.CopyGBps*1e9*a0), height), x(a1), clampY(y(rep.CopyGBps*1e9*a1), height), left+8, rep.CopyGBps)
+	for i, rf := range roofs {
+		fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#484\" stroke-dasharray=\"4 3\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#484\">%s peak %.0f TFLOP/s</text>\n",
+			left, y(rf.rate), left+width, y(rf.rate), left+width, y(rf.rate)-3-10*float64(i%2), rf.unit, rf.rate/1e12)
+	}
 	for _, p := range pts {
 		fmt.Fprintf(w, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#4878d0\"><title>%s: %.3g ops/byte, %.3g ops/s</title></circle>\n", x(p.ai), y(p.perf), html.EscapeString(p.name), p.ai, p.perf)
 	}

@@ -15,7 +15,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "devices", args: "[--json] [--nvcc PATH]", short: "list the GPUs and toolchains found",
+		name: "devices", args: "[--json] [--nvcc PATH] [--measure]", short: "list the GPUs and toolchains found",
 		long: `
 Devices lists the NVIDIA GPUs that the driver reports (name, compute
 capability, SMs, memory, clocks, driver) and the toolchains kgen can use:
@@ -23,16 +23,27 @@ nvcc (path, version and the targets it can compile for), python3 with the
 versions of torch and triton if they import, and hipcc. Whatever is missing
 is listed too, with the reason.
 
+--measure also measures GPU 0's ceilings, as kgen bench does in each
+run: the device-to-device copy bandwidth, and the dense rate of each of
+its matrix units (f32 multiply-adds; bf16, f16 and tf32 tensor cores by
+mma.sync, and by wgmma on sm_90) with kgen's probe kernels
+(runtime/peak/peak.cu). It needs nvcc.
+
 Nothing found is not an error: the exit status is 0 unless the command line
 is wrong.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			asJSON := fs.Bool("json", false, "print the report as JSON")
 			nvccFlag := fs.String("nvcc", "", "the nvcc to use (a file, or a CUDA install directory)")
+			measure := fs.Bool("measure", false, "measure GPU 0's copy bandwidth and matrix peaks")
 			return func(args []string) int {
 				if len(args) > 0 {
 					return usageError("devices", "takes no arguments")
 				}
-				r := probeMachine(context.Background(), *nvccFlag)
+				ctx := context.Background()
+				r := probeMachine(ctx, *nvccFlag)
+				if *measure {
+					r.Ceilings = measureCeilings(ctx, *nvccFlag)
+				}
 				if *asJSON {
 					data, err := json.MarshalIndent(r, "", "  ")
 					if err != nil {
@@ -53,6 +64,7 @@ type machineReport struct {
 	GPUs       []runtime.Device `json:"gpus"`
 	GPUError   string           `json:"gpu_error,omitempty"`
 	Toolchains []toolReport     `json:"toolchains"`
+	Ceilings   *ceilings        `json:"ceilings,omitempty"` // with --measure
 	Warnings   []string         `json:"warnings,omitempty"`
 }
 
@@ -234,7 +246,37 @@ func (r *machineReport) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\n", line)
 	}
 	tw.Flush()
+	if c := r.Ceilings; c != nil {
+		fmt.Fprintf(w, "\nCeilings of GPU 0\n")
+		if c.Error != "" {
+			fmt.Fprintf(tw, "  error\t%s\n", c.Error)
+		}
+		if c.CopyGBps > 0 {
+			fmt.Fprintf(tw, "  copy\t%.0f GB/s\tdevice-to-device, read + write\n", c.CopyGBps)
+		}
+		for _, p := range c.Peaks {
+			fmt.Fprintf(tw, "  %s\t%.1f TFLOP/s\t%s, p20-p80 %.1f-%.1f, SM clock %d MHz\n", p.Unit, p.TFLOPs, p.Instr, p.Flops/p.Time.P80US/1e6, p.Flops/p.Time.P20US/1e6, p.Time.ClockMHz)
+		}
+		tw.Flush()
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(w, "\nwarning: %s\n", warn)
 	}
+}
+
+// ceilings are GPU 0's measured limits (kgen devices --measure).
+type ceilings struct {
+	CopyGBps float64        `json:"copy_gbps,omitempty"`
+	Peaks    []runtime.Peak `json:"matrix_peaks,omitempty"`
+	Error    string         `json:"error,omitempty"`
+}
+
+// measureCeilings measures GPU 0's copy bandwidth and matrix peaks.
+func measureCeilings(ctx context.Context, nvccFlag string) *ceilings {
+	c := &ceilings{}
+	var err error
+	if c.CopyGBps, c.Peaks, err = matrixPeaks(ctx, nvccFlag, true); err != nil {
+		c.Error = err.Error()
+	}
+	return c
 }

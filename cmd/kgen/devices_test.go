@@ -71,3 +71,42 @@ func TestDevicesCommandNVCCFlag(t *testing.T) {
 		t.Errorf("extra argument: exit %d, %s", code, errText)
 	}
 }
+
+// TestDevicesMeasure: --measure reports GPU 0's ceilings, or, where there
+// is no GPU or no nvcc, says why, still with exit status 0. With a GPU,
+// each unit's peak is a positive rate and f32's (multiply-adds) is below
+// every tensor-core unit's.
+func TestDevicesMeasure(t *testing.T) {
+	code, out, errText := kgen(t, "devices", "--json", "--measure")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errText)
+	}
+	var r machineReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	c := r.Ceilings
+	if c == nil {
+		t.Fatalf("no ceilings in %s", out)
+	}
+	if len(r.GPUs) == 0 {
+		if c.Error == "" || len(c.Peaks) > 0 || c.CopyGBps != 0 {
+			t.Errorf("no GPU, but ceilings %+v: want an error and nothing measured", c)
+		}
+		return
+	}
+	if c.Error != "" {
+		t.Fatalf("a GPU, but: %s", c.Error)
+	}
+	f32 := 0.0
+	for _, p := range c.Peaks {
+		if p.Unit == "f32" {
+			f32 = p.TFLOPs
+		}
+	}
+	for _, p := range c.Peaks {
+		if p.TFLOPs <= 0 || (p.Unit != "f32" && p.TFLOPs <= f32) {
+			t.Errorf("peak %s: want a positive rate above f32's %g", p, f32)
+		}
+	}
+}

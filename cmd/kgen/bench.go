@@ -356,7 +356,7 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 			if p.Env == nil || (want != nil && !slices.Contains(want, p.Name)) {
 				continue
 			}
-			row := b.plan(ctx, u, p, x, rx, b.g.refs[i].plans, copyBW)
+			row := b.plan(ctx, u, p, x, rx, b.g.refs[i].plans, copyBW, nil)
 			fmt.Fprintf(stderr, "bench: %s %s\n", row.Name, row.summary())
 			if row.Error == "" && withTorch {
 				run.tasks = append(run.tasks, b.baselineTask(ctx, p, u.file.path, module, x, &row))
@@ -434,8 +434,10 @@ func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes [
 	return &rep, nil
 }
 
-// plan checks then times one instance.
-func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.Executor, refs []*lower.Plan, copyBW float64) benchRow {
+// plan checks then times one instance. The portability run, which has
+// checked it already (its outputs agree with a checked target's on these
+// very inputs), passes those inputs in agreed: plan times it on them.
+func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.Executor, refs []*lower.Plan, copyBW float64, agreed []*tensor.Tensor) benchRow {
 	row := benchRow{Name: p.Name, File: u.file.path, Kernel: p.Source.Name, Sizes: p.Env.String(), Bytes: ioBytes(p), Contraction: isContraction(p)}
 	var tmpl []string
 	for _, l := range p.Launches {
@@ -465,6 +467,9 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	if row.Ops == 0 {
 		row.Ops = ir.Work(p.Source, p.Env)
 	}
+	if agreed != nil {
+		return b.time(ctx, row, p, x, agreed, copyBW)
+	}
 	var res kgrt.CheckResult
 	if ir.Work(p.Source, p.Env) <= b.maxWork {
 		res = x.Check(ctx, p, p.Env, tensor.Normal, 1)
@@ -487,6 +492,11 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 		row.Error = err.Error()
 		return row
 	}
+	return b.time(ctx, row, p, x, inputs, copyBW)
+}
+
+// time times a checked instance on inputs and fills in row's figures.
+func (b *bencher) time(ctx context.Context, row benchRow, p *lower.Plan, x *kgrt.Executor, inputs []*tensor.Tensor, copyBW float64) benchRow {
 	tm, err := x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{})
 	if err == nil && tm.MedianUS < 20 {
 		tm, err = x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Graph: true})

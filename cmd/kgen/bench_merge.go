@@ -84,15 +84,7 @@ func mergeReports(paths []string, reps []*benchReport) (*benchReport, error) {
 			if p.CopyGBps > 0 && (m.CopyGBps <= 0 || p.CopyGBps < m.CopyGBps) {
 				m.CopyGBps = p.CopyGBps
 			}
-			for _, pk := range p.Peaks {
-				j := slices.IndexFunc(m.Peaks, func(q kgrt.Peak) bool { return q.Kernel == pk.Kernel })
-				switch {
-				case j < 0:
-					m.Peaks = append(m.Peaks, pk)
-				case pk.TFLOPs < m.Peaks[j].TFLOPs:
-					m.Peaks[j] = pk
-				}
-			}
+			m.Peaks = lowestPeaks(m.Peaks, p.Peaks)
 			m.ElapsedSec += p.ElapsedSec
 		}
 		if rep.Protocol != m.Protocol && !strings.Contains(m.Protocol, rep.Protocol) {

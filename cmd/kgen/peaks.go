@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"slices"
 
 	kgrt "kgen.dev/kgen/runtime"
 )
@@ -33,4 +34,19 @@ func matrixPeaks(ctx context.Context, nvccFlag string, withCopy bool) (copyGBps 
 	defer os.RemoveAll(dir)
 	peaks, err = kgrt.MeasurePeaks(ctx, nvcc, r, dir)
 	return copyGBps, peaks, err
+}
+
+// lowestPeaks adds the peaks of another run to peaks: each probe's rate
+// the lower of the runs', as a merged report's copy bandwidth is.
+func lowestPeaks(peaks, more []kgrt.Peak) []kgrt.Peak {
+	for _, pk := range more {
+		j := slices.IndexFunc(peaks, func(q kgrt.Peak) bool { return q.Kernel == pk.Kernel })
+		switch {
+		case j < 0:
+			peaks = append(peaks, pk)
+		case pk.TFLOPs < peaks[j].TFLOPs:
+			peaks[j] = pk
+		}
+	}
+	return peaks
 }

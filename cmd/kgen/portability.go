@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -27,7 +26,8 @@ import (
 // compares their outputs with each other, and with --time times each
 // instance on each. The result is the portability matrix: files x targets
 // (compiles, correct), and instances x targets (agreement, time, fraction
-// of the copy bandwidth or TFLOP/s).
+// of the roofline: of the copy bandwidth, or of the peak of the matrix
+// unit that a contraction's products need, whichever bounds it).
 
 // portTarget is one target's side of the run.
 type portTarget struct {
@@ -49,6 +49,9 @@ type portMatrix struct {
 	Files     []portFile     `json:"files"`
 	Instances []portInstance `json:"instances,omitempty"`
 	CopyGBps  float64        `json:"copy_gbps,omitempty"`
+	Peaks     []kgrt.Peak    `json:"matrix_peaks,omitempty"`
+	// Parts are the runs a merged matrix (--merge-matrix) joins.
+	Parts []portPart `json:"parts,omitempty"`
 }
 
 type portTargetJS struct {
@@ -71,6 +74,8 @@ type portCell struct {
 	Passed   int    `json:"passed,omitempty"`
 	Failed   int    `json:"failed,omitempty"`
 	Skipped  int    `json:"skipped,omitempty"`
+	// Seconds is the wall time of the file's tests on the target.
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 type portInstance struct {
@@ -87,7 +92,15 @@ type portTime struct {
 	GBps     float64     `json:"gbps,omitempty"`
 	CopyFrac float64     `json:"copy_fraction,omitempty"`
 	TFLOPs   float64     `json:"tflops,omitempty"`
-	Error    string      `json:"error,omitempty"`
+	Unit     string      `json:"matrix_unit,omitempty"`
+	PeakFrac float64     `json:"peak_fraction,omitempty"`
+	// RoofFrac is the roofline's time over the measured one: the larger
+	// of CopyFrac and PeakFrac.
+	RoofFrac float64 `json:"roofline_fraction,omitempty"`
+	Error    string  `json:"error,omitempty"`
+	// Seconds is the wall time of the run, comparison and timing on the
+	// target: where a long portability run spends its time.
+	Seconds float64 `json:"seconds,omitempty"`
 }
 
 // parseTargets parses --target for the portability run: "all", or a comma-
@@ -191,30 +204,25 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 			cells[i][pt.tgt.String()] = portCell{Compiles: pt.compiled[i] == "", Error: pt.compiled[i]}
 		}
 	}
-	failed := false
 	for _, pt := range run {
 		t.runner = pt.g.runner
 		for i, u := range pt.units {
 			if pt.compiled[i] != "" {
 				continue
 			}
-			before := *t
+			before, start := *t, time.Now()
 			fmt.Fprintf(stdout, "== %s %s\n", pt.tgt, u.file.path)
 			t.unit(ctx, u, pt.refs[i])
 			c := cells[i][pt.tgt.String()]
 			c.Plans, c.Failed, c.Skipped = t.plans-before.plans, t.failed-before.failed, t.skipped-before.skipped
 			c.Passed = c.Plans - c.Failed - c.Skipped
-			failed = failed || c.Failed > 0
+			c.Seconds = time.Since(start).Seconds()
+			fmt.Fprintf(stdout, "== %s %s: %d plans in %.1f s\n", pt.tgt, u.file.path, c.Plans, c.Seconds)
 			cells[i][pt.tgt.String()] = c
 		}
 	}
 	for i, l := range loaded {
 		m.Files = append(m.Files, portFile{File: l.path, Cells: cells[i]})
-	}
-	for _, pt := range pts {
-		if pt.be != nil && slices.ContainsFunc(pt.compiled, func(s string) bool { return s != "" }) {
-			failed = true
-		}
 	}
 	if len(run) > 0 {
 		info, err := run[0].g.runner.Info(ctx)
@@ -226,14 +234,18 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 				fmt.Fprintf(stderr, "kgen test: %v\n", err)
 				return exitUser
 			}
-		}
-		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps)
-		for _, in := range m.Instances {
-			for _, c := range in.Cells {
-				failed = failed || (c.Agrees != "ok" && c.Agrees != "reference")
+			if _, m.Peaks, err = matrixPeaks(ctx, tools.nvcc, false); err != nil {
+				fmt.Fprintf(stderr, "kgen test: warning: the matrix units' peaks are not measured, so contractions' roofline is the copy bandwidth's alone: %v\n", err)
 			}
 		}
+		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks)
 	}
+	return m.write(mdOut, jsonOut, m.failed())
+}
+
+// write prints m and writes it as markdown and JSON to the paths that are
+// set; the exit status is 1 when failed or a file cannot be written.
+func (m *portMatrix) write(mdOut, jsonOut string, failed bool) int {
 	m.print(stdout)
 	if mdOut != "" {
 		var sb strings.Builder
@@ -253,6 +265,26 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 		return exitUser
 	}
 	return exitOK
+}
+
+// failed reports whether a file failed to compile or a test on some
+// target, or an instance's outputs differ between targets.
+func (m *portMatrix) failed() bool {
+	for _, f := range m.Files {
+		for _, c := range f.Cells {
+			if !c.Compiles || c.Failed > 0 {
+				return true
+			}
+		}
+	}
+	for _, in := range m.Instances {
+		for _, c := range in.Cells {
+			if c.Agrees != "ok" && c.Agrees != "reference" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func orText(s, otherwise string) string {
@@ -314,8 +346,9 @@ func firstLine(s string) string {
 // crossCheck runs every instance on every runnable target on the same
 // inputs and compares each target's outputs with the first target's
 // (within twice the dtype tolerance: each side rounds on its own), and
-// with timeIt times it on each (checked first, as kgen bench does).
-func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWork float64, timeIt bool, copyBW float64) []portInstance {
+// with timeIt times it on each (the first target checked first, as kgen
+// bench does; the others on the inputs their outputs agreed on).
+func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWork float64, timeIt bool, copyBW float64, peaks []kgrt.Peak) []portInstance {
 	var out []portInstance
 	for i, l := range loaded {
 		first := run[0]
@@ -332,13 +365,14 @@ func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWor
 				continue
 			}
 			var want []*tensor.Tensor
+			checked := false // the first target passed plan's check
 			for k, pt := range run {
 				if pt.compiled[i] != "" {
 					continue
 				}
 				q := planNamed(pt.units[i], p.Name)
 				x := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.units[i].binary}
-				c := portTime{}
+				c, start := portTime{}, time.Now()
 				got, err := x.Execute(ctx, q, q.Env, inputs)
 				switch {
 				case err != nil:
@@ -352,14 +386,29 @@ func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWor
 					c.Agrees = agreement(got, want, kgrt.Tolerances(q.Source, q.Env))
 				}
 				if timeIt && err == nil {
-					b := &bencher{g: pt.g, maxWork: maxWork}
+					b := &bencher{g: pt.g, maxWork: maxWork, peaks: peaks}
 					rx := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.refs[i].binary}
-					row := b.plan(ctx, pt.units[i], q, x, rx, pt.refs[i].plans, copyBW)
-					c.Time, c.GBps, c.CopyFrac, c.TFLOPs, c.Error = row.Time, row.GBps, row.CopyFrac, row.TFLOPs, row.Error
+					// The first target is checked as bench checks; the others,
+					// once it passed, by agreeing with its outputs on inputs.
+					var agreed []*tensor.Tensor
+					if checked && c.Agrees == "ok" {
+						agreed = inputs
+					}
+					row := b.plan(ctx, pt.units[i], q, x, rx, pt.refs[i].plans, copyBW, agreed)
+					checked = checked || (k == 0 && row.Error == "")
+					c.Time, c.GBps, c.CopyFrac, c.TFLOPs, c.Unit, c.PeakFrac, c.Error = row.Time, row.GBps, row.CopyFrac, row.TFLOPs, row.Unit, row.PeakFrac, row.Error
+					c.RoofFrac = max(c.CopyFrac, c.PeakFrac)
 				}
+				c.Seconds = time.Since(start).Seconds()
 				in.Cells[pt.tgt.String()] = c
 			}
-			fmt.Fprintf(stderr, "cross-check: %s\n", p.Name)
+			var took []string
+			for _, pt := range run {
+				if c, ok := in.Cells[pt.tgt.String()]; ok {
+					took = append(took, fmt.Sprintf("%s %.1f s", pt.tgt, c.Seconds))
+				}
+			}
+			fmt.Fprintf(stderr, "cross-check: %s (%s)\n", p.Name, strings.Join(took, ", "))
 			out = append(out, in)
 		}
 	}
@@ -406,6 +455,16 @@ func (c portCell) String() string {
 	return fmt.Sprintf("compiles; %d/%d correct", c.Passed, c.Plans)
 }
 
+// cell is the file's cell of target n as text: "-" where no run built
+// the file for n (a merged matrix of runs of other targets).
+func (f portFile) cell(n string) string {
+	c, ok := f.Cells[n]
+	if !ok {
+		return "-"
+	}
+	return c.String()
+}
+
 func (c portTime) String() string {
 	s := c.Agrees
 	if s == "reference" || s == "ok" {
@@ -417,7 +476,11 @@ func (c portTime) String() string {
 		return s + " " + c.Error
 	}
 	if c.Time.MedianUS > 0 {
-		s = fmt.Sprintf("%s %.1f us, %.0f%% of copy", s, c.Time.MedianUS, 100*c.CopyFrac)
+		bound := "copy"
+		if c.PeakFrac > c.CopyFrac {
+			bound = c.Unit + " peak"
+		}
+		s = fmt.Sprintf("%s %.1f us, %.0f%% of roofline (%s)", s, c.Time.MedianUS, 100*c.RoofFrac, bound)
 		if c.TFLOPs > 0 {
 			s += fmt.Sprintf(", %.0f TFLOP/s", c.TFLOPs)
 		}
@@ -442,7 +505,7 @@ func (m *portMatrix) print(w io.Writer) {
 	for _, f := range m.Files {
 		row := []string{f.File}
 		for _, n := range names {
-			row = append(row, f.Cells[n].String())
+			row = append(row, f.cell(n))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
@@ -468,7 +531,7 @@ func (m *portMatrix) markdown(w io.Writer) {
 	for _, f := range m.Files {
 		row := []string{f.File}
 		for _, n := range names {
-			row = append(row, f.Cells[n].String())
+			row = append(row, f.cell(n))
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
@@ -484,7 +547,11 @@ func (m *portMatrix) markdown(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n## Instances\n\n\"=\" means the outputs agree with the first target's on the same inputs. Copy bandwidth %.0f GB/s.\n\n| instance | %s |\n|%s\n", m.CopyGBps, strings.Join(ran, " | "), strings.Repeat(" --- |", len(ran)+1))
+	fmt.Fprintf(w, "\n## Instances\n\n\"=\" means the outputs agree with the first target's on the same inputs. The roofline's time is the longer of the instance's bytes (inputs read and outputs written once) at the copy bandwidth and a contraction's products at the peak of the matrix unit they need; \"of roofline\" is that time over the measured one, and names the bound. Copy bandwidth %.0f GB/s%s.\n", m.CopyGBps, peaksText(m.Peaks, ""))
+	for _, p := range m.Parts {
+		fmt.Fprintf(w, "\n- run of %s: copy %.0f GB/s%s; %s", p.Date, p.CopyGBps, peaksText(p.Peaks, ""), strings.Join(p.Files, ", "))
+	}
+	fmt.Fprintf(w, "\n\n| instance | %s |\n|%s\n", strings.Join(ran, " | "), strings.Repeat(" --- |", len(ran)+1))
 	for _, in := range m.Instances {
 		row := []string{in.Name}
 		for _, n := range ran {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,5 +48,90 @@ func TestParseTargets(t *testing.T) {
 	}
 	if _, err := parseTargets("cuda:sm_90,cuda:sm_75"); err == nil || !strings.Contains(err.Error(), "sm_75") {
 		t.Errorf("bad target in a list: %v", err)
+	}
+}
+
+// Two portability runs of one GPU, split by files: the first ran a.kg on
+// two targets, timing its instance (a contraction, bound by its bf16
+// peak), the second b.kg, whose instance differs between the targets.
+const (
+	matrixRunA = `{
+  "date": "2026-11-26T06:00:00Z", "gpu": "NVIDIA H100 80GB HBM3", "copy_gbps": 3000,
+  "matrix_peaks": [{"unit": "bf16", "instr": "wgmma.m64n256k16", "kernel": "kg_peak_wgmma_bf16", "flops": 1e12,
+    "time": {"median_us": 1000000, "p20_us": 1000000, "p80_us": 1000000}, "tflops": 1}],
+  "targets": [{"target": "cuda:sm_90", "toolchain": "nvcc 13.0.88"}, {"target": "triton:sm_90", "toolchain": "triton 3.6.0"},
+    {"target": "hip:gfx90a", "toolchain": "hipcc 5.2", "runs_here": "compile only: no GPU of this target here"}],
+  "files": [{"file": "a.kg", "cells": {"cuda:sm_90": {"compiles": true, "plans": 2, "passed": 2},
+    "triton:sm_90": {"compiles": true, "plans": 2, "passed": 2}, "hip:gfx90a": {"compiles": true}}}],
+  "instances": [{"name": "mm", "file": "a.kg", "cells": {
+    "cuda:sm_90": {"agrees": "reference", "time": {"median_us": 100}, "copy_fraction": 0.2, "tflops": 0.5, "matrix_unit": "bf16", "peak_fraction": 0.5, "roofline_fraction": 0.5},
+    "triton:sm_90": {"agrees": "ok", "time": {"median_us": 50}, "copy_fraction": 0.4, "roofline_fraction": 0.4}}}]
+}`
+	matrixRunB = `{
+  "date": "2026-11-26T05:00:00Z", "gpu": "NVIDIA H100 80GB HBM3", "copy_gbps": 2990,
+  "targets": [{"target": "cuda:sm_90", "toolchain": "nvcc 13.0.88"}, {"target": "triton:sm_90", "toolchain": "triton 3.6.0"},
+    {"target": "hip:gfx90a", "skipped": "hipcc not found"}, {"target": "hip:gfx908", "skipped": "hipcc not found"}],
+  "files": [{"file": "b.kg", "cells": {"cuda:sm_90": {"compiles": true, "plans": 1, "passed": 1},
+    "triton:sm_90": {"compiles": true, "plans": 1, "passed": 1}}}],
+  "instances": [{"name": "relu", "file": "b.kg", "cells": {
+    "cuda:sm_90": {"agrees": "reference"}, "triton:sm_90": {"agrees": "2 of 8 elements differ"}}}]
+}`
+)
+
+// TestMergeMatrices joins the two runs and checks the union, the
+// earliest date and lowest copy bandwidth, the roofline cells, and that
+// the differing instance makes the exit status 1; then that a file on a
+// target in two runs, another GPU and another toolchain are refused.
+func TestMergeMatrices(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.json", matrixRunA)
+	b := writeFile(t, dir, "b.json", matrixRunB)
+	md, js := filepath.Join(dir, "m.md"), filepath.Join(dir, "m.json")
+	code, stdout, stderr := kgen(t, "test", "--merge-matrix", "--matrix-md", md, "--matrix-json", js, a, b)
+	if code != exitUser {
+		t.Fatalf("exit %d, want 1 (relu differs); stderr:\n%s", code, stderr)
+	}
+	m, err := readMatrix(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Targets) != 4 || len(m.Files) != 2 || len(m.Instances) != 2 || len(m.Parts) != 2 {
+		t.Errorf("%d targets, %d files, %d instances, %d parts; want 4, 2, 2, 2", len(m.Targets), len(m.Files), len(m.Instances), len(m.Parts))
+	}
+	if m.Date != "2026-11-26T05:00:00Z" || m.CopyGBps != 2990 || len(m.Peaks) != 1 {
+		t.Errorf("date %s, copy %g, %d peaks; want the earliest date, 2990, 1", m.Date, m.CopyGBps, len(m.Peaks))
+	}
+	text, _ := os.ReadFile(md)
+	for _, s := range []string{
+		"| mm | = 100.0 us, 50% of roofline (bf16 peak), 0 TFLOP/s | = 50.0 us, 40% of roofline (copy) |",
+		"| relu | = | DIFFERS: 2 of 8 elements differ |",
+		"- run of 2026-11-26T06:00:00Z: copy 3000 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); a.kg",
+		"| b.kg | compiles; 1/1 correct | compiles; 1/1 correct | - |",
+		"| hip:gfx90a | hipcc 5.2 | compile only: no GPU of this target here |",
+		"| hip:gfx908 | - | hipcc not found |",
+	} {
+		if !strings.Contains(string(text), s) {
+			t.Errorf("the markdown lacks %q:\n%s", s, text)
+		}
+	}
+	if !strings.Contains(stdout, "b.kg") {
+		t.Errorf("the matrix is not printed:\n%s", stdout)
+	}
+
+	for _, c := range []struct{ name, run, want string }{
+		{"same file", matrixRunA, "a.kg on cuda:sm_90 is also in " + a},
+		{"other GPU", strings.Replace(matrixRunB, "H100 80GB HBM3", "H200", 1), "measured on NVIDIA H200"},
+		{"other toolchain", strings.Replace(matrixRunB, "triton 3.6.0", "triton 3.5.0", 1), "triton:sm_90 was built with triton 3.5.0, but with triton 3.6.0 before"},
+		{"not a matrix", `{"date": "x"}`, `not a portability matrix: it has no "targets"`},
+	} {
+		p := writeFile(t, dir, "dup.json", c.run)
+		out := filepath.Join(dir, "out.json")
+		code, _, stderr := kgen(t, "test", "--merge-matrix", "--matrix-json", out, a, p)
+		if code != exitUser || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and %q", c.name, code, stderr, c.want)
+		}
+		if fileExists(out) {
+			t.Errorf("%s: wrote %s", c.name, out)
+		}
 	}
 }

@@ -44,7 +44,15 @@ runs on this machine's GPU, and each instance is run on all of those on
 the same inputs, its outputs compared with the first target's. --time
 also times each instance on each target. It prints the portability matrix
 (files x targets: compiles, correct; instances x targets: agreement, time,
-fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
+fraction of the roofline); --matrix-md and --matrix-json write it.
+
+kgen test --merge-matrix A.json B.json ... joins the matrices of several
+portability runs (each written with --matrix-json) into one, written with
+--matrix-md and --matrix-json: runs of parts of the files, for machines
+that lend a GPU for less time than a whole run takes. Each file on each
+target must come from one run; every run's date, copy bandwidth and peaks
+are listed. Split by files, not by targets: a run's instances are
+compared with its own first target only.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
@@ -57,11 +65,26 @@ fraction of copy bandwidth); --matrix-md and --matrix-json write it.`,
 			timeIt := fs.Bool("time", false, "with several targets: also time each instance on each")
 			matrixMD := fs.String("matrix-md", "", "with several targets: write the portability matrix as markdown to this file")
 			matrixJSON := fs.String("matrix-json", "", "with several targets: write the portability matrix as JSON to this file")
+			mergeMatrix := fs.Bool("merge-matrix", false, "join the portability matrices (JSON) given as arguments into one")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			var tf tunedFlags
 			tf.register(fs)
 			return func(args []string) int {
+				if *mergeMatrix {
+					if *target != "" || *timeIt {
+						return usageError("test", "--merge-matrix takes matrices, not --target or --time")
+					}
+					if len(args) == 0 {
+						return usageError("test", "--merge-matrix: want at least one matrix (JSON)")
+					}
+					m, err := mergeMatrices(args)
+					if err != nil {
+						fmt.Fprintf(stderr, "kgen test: %v\n", err)
+						return exitUser
+					}
+					return m.write(*matrixMD, *matrixJSON, m.failed())
+				}
 				if len(args) == 0 || *target == "" {
 					return usageError("test", "want --target and at least one FILE")
 				}

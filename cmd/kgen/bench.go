@@ -229,25 +229,32 @@ func findTorchPython(ctx context.Context, path string) (string, error) {
 
 // benchReport is what bench measured in one run.
 type benchReport struct {
+	runFacts
+	Target string  `json:"target"`
+	GPU    string  `json:"gpu"`
+	FastP  []fastP `json:"fast_p,omitempty"`
+	// Protocol is the timing protocol's parameters.
+	Protocol string     `json:"protocol"`
+	Rows     []benchRow `json:"rows"`
+	// Parts are the runs a merged report (kgen bench --merge) joins.
+	Parts []reportPart `json:"parts,omitempty"`
+}
+
+// runFacts are what a run of kgen bench records of itself, which a
+// merged report lists for each run it joins.
+type runFacts struct {
 	Date      string   `json:"date"`
-	Target    string   `json:"target"`
-	GPU       string   `json:"gpu"`
 	Driver    int      `json:"driver_cuda_version"`
 	Toolchain string   `json:"toolchain"`
 	Torch     string   `json:"torch,omitempty"`
 	Baselines []string `json:"baselines,omitempty"`
-	FastP     []fastP  `json:"fast_p,omitempty"`
 	CopyGBps  float64  `json:"copy_gbps"`
 	// Peaks are the matrix units' dense rates measured in the same run
 	// (kgrt.MeasurePeaks), the compute roofs; PeakNote says why there are
 	// none when they could not be measured.
 	Peaks      []kgrt.Peak `json:"matrix_peaks,omitempty"`
 	PeakNote   string      `json:"matrix_peaks_note,omitempty"`
-	Protocol   string      `json:"protocol"`
-	Rows       []benchRow  `json:"rows"`
 	ElapsedSec float64     `json:"elapsed_s"`
-	// Parts are the runs a merged report (kgen bench --merge) joins.
-	Parts []reportPart `json:"parts,omitempty"`
 }
 
 // benchRow is one instance's figures.
@@ -327,7 +334,8 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 		return nil, err
 	}
 	rep := &benchReport{
-		Date: start.UTC().Format(time.RFC3339), GPU: info.Name, Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(), CopyGBps: copyBW, Peaks: b.peaks,
+		runFacts: runFacts{Date: start.UTC().Format(time.RFC3339), Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(), CopyGBps: copyBW, Peaks: b.peaks},
+		GPU:      info.Name,
 		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}

@@ -27,16 +27,8 @@ instances; merging merged reports lists the original runs.`
 
 // reportPart is one run of kgen bench that a merged report joins.
 type reportPart struct {
-	Date       string      `json:"date"`
-	Driver     int         `json:"driver_cuda_version"`
-	Toolchain  string      `json:"toolchain"`
-	Torch      string      `json:"torch,omitempty"`
-	Baselines  []string    `json:"baselines,omitempty"`
-	CopyGBps   float64     `json:"copy_gbps"`
-	Peaks      []kgrt.Peak `json:"matrix_peaks,omitempty"`
-	PeakNote   string      `json:"matrix_peaks_note,omitempty"`
-	ElapsedSec float64     `json:"elapsed_s"`
-	Instances  []string    `json:"instances"`
+	runFacts
+	Instances []string `json:"instances"`
 }
 
 // parts lists the runs rep was measured in: its Parts when merged, else
@@ -45,8 +37,7 @@ func (rep *benchReport) parts() []reportPart {
 	if len(rep.Parts) > 0 {
 		return rep.Parts
 	}
-	p := reportPart{Date: rep.Date, Driver: rep.Driver, Toolchain: rep.Toolchain, Torch: rep.Torch,
-		Baselines: rep.Baselines, CopyGBps: rep.CopyGBps, Peaks: rep.Peaks, PeakNote: rep.PeakNote, ElapsedSec: rep.ElapsedSec}
+	p := reportPart{runFacts: rep.runFacts}
 	for _, r := range rep.Rows {
 		p.Instances = append(p.Instances, r.label())
 	}
@@ -59,8 +50,8 @@ func (rep *benchReport) parts() []reportPart {
 // its time the sum of theirs.
 func mergeReports(paths []string, reps []*benchReport) (*benchReport, error) {
 	first := reps[0]
-	m := &benchReport{Date: first.Date, Target: first.Target, GPU: first.GPU, Driver: first.Driver,
-		Toolchain: first.Toolchain, Torch: first.Torch, CopyGBps: first.CopyGBps, Protocol: first.Protocol}
+	m := &benchReport{runFacts: runFacts{Date: first.Date, Driver: first.Driver, Toolchain: first.Toolchain, Torch: first.Torch, CopyGBps: first.CopyGBps},
+		Target: first.Target, GPU: first.GPU, Protocol: first.Protocol}
 	from := map[string]string{} // instance -> the file it came from
 	for i, rep := range reps {
 		switch {

@@ -41,7 +41,7 @@ func TestFastPPerTarget(t *testing.T) {
 			Torch:    &kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 10 * speedup}}},
 			Speedups: map[string]float64{"eager": speedup}, TorchCheck: "ok"}
 	}
-	rep := &benchReport{Target: "cuda:sm_90a,triton:sm_90", Baselines: []string{"eager"}, Rows: []benchRow{
+	rep := &benchReport{Target: "cuda:sm_90a,triton:sm_90", runFacts: runFacts{Baselines: []string{"eager"}}, Rows: []benchRow{
 		row("relu", "cuda:sm_90a", 1.2, ""), row("gemm", "cuda:sm_90a", 0.8, ""), row("softmax", "cuda:sm_90a", 2.5, ""),
 		row("relu", "triton:sm_90", 0.9, ""), row("gemm", "triton:sm_90", 1.6, "wrong: 1 element"), row("softmax", "triton:sm_90", 1.7, ""),
 	}}

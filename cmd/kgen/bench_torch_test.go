@@ -97,7 +97,7 @@ func TestTorchCheck(t *testing.T) {
 // TestReportRendering renders a two-instance report: the markdown's fast_p
 // row and the HTML's bars and roofline points must carry the figures.
 func TestReportRendering(t *testing.T) {
-	rep := &benchReport{Target: "cuda:sm_90", GPU: "GPU", CopyGBps: 3000, Baselines: []string{"eager", "compile"},
+	rep := &benchReport{Target: "cuda:sm_90", GPU: "GPU", runFacts: runFacts{CopyGBps: 3000, Baselines: []string{"eager", "compile"}},
 		Rows: []benchRow{
 			{Name: "gemm", Templates: "matmul-mma", Time: kgrt.Timing{MedianUS: 100}, Bytes: 3 << 20, Flops: 2e9, Ops: 2e9,
 				Torch:    &kgrt.BaselineResult{Program: "reference", Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 150}, "compile": {MedianUS: 80}}},

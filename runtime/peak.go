@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,17 +60,20 @@ var peakProbes = []peakProbe{
 	{kernel: "kg_peak_wgmma_tf32", unit: "tf32", instr: "wgmma.m64n256k8", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * 2 * 64 * 256 * 8, iters: 500},
 }
 
-// MeasurePeaks compiles the probes with nvcc for r's GPU into dir and
-// times each on r: f32 multiply-adds and mma.sync on every GPU of compute
-// capability 8.0 or later, wgmma too on a 9.0 one when nvcc can build
-// sm_90a. A unit's ceiling is its fastest instruction's rate (PeakOf).
-func MeasurePeaks(ctx context.Context, nvcc *NVCC, r *Runner, dir string) ([]Peak, error) {
+// MeasurePeaks compiles the probes with nvcc for r's GPU, unless cacheDir
+// (DefaultRunnerCacheDir when "") has them from the same source, nvcc and
+// architecture, and times each on r: f32 multiply-adds and mma.sync on
+// every GPU of compute capability 8.0 or later, wgmma too on a 9.0 one
+// when nvcc can build sm_90a (note says so when it cannot: the tensor
+// cores' peaks are then mma.sync's, below what they can do). A unit's
+// ceiling is its fastest instruction's rate (PeakOf).
+func MeasurePeaks(ctx context.Context, nvcc *NVCC, r *Runner, cacheDir string) (peaks []Peak, note string, err error) {
 	info, err := r.Info(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if info.CCMajor < 8 {
-		return nil, fmt.Errorf("the matrix probes need compute capability 8.0 or later; %s is %d.%d", info.Name, info.CCMajor, info.CCMinor)
+		return nil, "", fmt.Errorf("the matrix probes need compute capability 8.0 or later; %s is %d.%d", info.Name, info.CCMajor, info.CCMinor)
 	}
 	// The newest architecture kgen knows that the GPU runs: its own
 	// (sm_90a for wgmma), else sm_80's cubin on 8.x, else the PTX, which
@@ -76,59 +81,101 @@ func MeasurePeaks(ctx context.Context, nvcc *NVCC, r *Runner, dir string) ([]Pea
 	arch, ptx := "sm_80", info.CCMajor > 9
 	if info.CCMajor == 9 {
 		arch = "sm_90"
-		if info.CCMinor == 0 && nvcc.SupportsTarget(Target{Backend: "cuda", Arch: "sm_90a"}) == nil {
-			arch = "sm_90a"
+		if info.CCMinor == 0 {
+			if err := nvcc.SupportsTarget(Target{Backend: "cuda", Arch: "sm_90a"}); err == nil {
+				arch = "sm_90a"
+			} else {
+				note = fmt.Sprintf("wgmma not measured (%v): the tensor cores' peaks are mma.sync's", err)
+			}
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	src := filepath.Join(dir, "peak.cu")
-	if err := os.WriteFile(src, peakSource, 0o644); err != nil {
-		return nil, err
-	}
-	job := CompileJob{Source: src, Target: Target{Backend: "cuda", Arch: arch}, OutDir: dir}
-	if arch == "sm_90a" {
-		job.Defines = []string{"KGEN_PEAK_WGMMA"}
-	}
-	res, err := nvcc.Compile(ctx, job)
+	bin, err := buildPeaks(ctx, nvcc, arch, ptx, cacheDir)
 	if err != nil {
-		return nil, err
-	}
-	bin := res.Cubin
-	if ptx {
-		bin = res.PTX
+		return nil, "", err
 	}
 	mod, err := r.Load(ctx, bin)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer r.Unload(ctx, mod)
 	out, err := r.Alloc(ctx, 4)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer r.Free(ctx, out)
-	var peaks []Peak
 	for _, p := range peakProbes {
 		if p.wgmma && arch != "sm_90a" {
 			continue
 		}
 		fn, err := r.Func(ctx, mod, p.kernel)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		blocks := p.perSM * info.SMs
 		spec := LaunchSpec{Func: fn, Grid: [3]int{blocks, 1, 1}, Block: [3]int{p.threads, 1, 1}, Smem: p.smem,
 			Args: []Arg{BufArg(out), I32(int32(p.iters))}}
 		tm, err := r.Time(ctx, TimeSpec{Launches: []LaunchSpec{spec}, FlushBytes: -1})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.kernel, err)
+			return nil, "", fmt.Errorf("%s: %w", p.kernel, err)
 		}
 		flops := p.blockFlops * float64(blocks) * float64(p.iters)
 		peaks = append(peaks, Peak{Unit: p.unit, Instr: p.instr, Kernel: p.kernel, Flops: flops, Time: tm, TFLOPs: tm.TFLOPs(flops)})
 	}
-	return peaks, nil
+	return peaks, note, nil
+}
+
+// buildPeaks returns the probes compiled for arch (their PTX when ptx is
+// set), from cacheDir when a build of the same source by the same nvcc is
+// there, else compiled in a temporary folder renamed into place, as
+// BuildRunner does.
+func buildPeaks(ctx context.Context, nvcc *NVCC, arch string, ptx bool, cacheDir string) (string, error) {
+	if cacheDir == "" {
+		d, err := DefaultRunnerCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("runner cache directory: %v", err)
+		}
+		cacheDir = d
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", peakSource, nvcc.Fingerprint(), arch)
+	dir := filepath.Join(cacheDir, "kgen-peak-"+hex.EncodeToString(h.Sum(nil))[:20])
+	name := "peak." + arch + ".cubin"
+	if ptx {
+		name = "peak." + arch + ".ptx"
+	}
+	if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+		return filepath.Join(dir, name), nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(cacheDir, "build-peak-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	src := filepath.Join(tmp, "peak.cu")
+	if err := os.WriteFile(src, peakSource, 0o644); err != nil {
+		return "", err
+	}
+	job := CompileJob{Source: src, Target: Target{Backend: "cuda", Arch: arch}, OutDir: tmp}
+	if arch == "sm_90a" {
+		job.Defines = []string{"KGEN_PEAK_WGMMA"}
+	}
+	if _, err := nvcc.Compile(ctx, job); err != nil {
+		return "", err
+	}
+	// Another process may have put the same build there first: both are
+	// the same, and either stays.
+	if err := os.Rename(tmp, dir); err != nil && !fileExistsAt(filepath.Join(dir, name)) {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
+func fileExistsAt(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // PeakOf is unit's ceiling among peaks: its fastest instruction's rate,

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -82,5 +83,36 @@ func TestPeakProbesCompile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBuildPeaksCache: the probes are compiled once per source, nvcc and
+// architecture; a second build finds the first (the same file, untouched),
+// and another architecture is another build.
+func TestBuildPeaksCache(t *testing.T) {
+	n := requireNVCC(t)
+	cache := t.TempDir()
+	first, err := buildPeaks(context.Background(), n, "sm_80", false, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st1, err := os.Stat(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := buildPeaks(context.Background(), n, "sm_80", false, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := os.Stat(again)
+	if err != nil || again != first || !st2.ModTime().Equal(st1.ModTime()) {
+		t.Errorf("second build %s (%v), want the first's %s untouched", again, err, first)
+	}
+	ptx, err := buildPeaks(context.Background(), n, "sm_90", true, cache)
+	if err != nil || filepath.Dir(ptx) == filepath.Dir(first) || filepath.Ext(ptx) != ".ptx" {
+		t.Errorf("sm_90 PTX at %s (%v): want another folder than %s's", ptx, err, first)
+	}
+	if left, _ := filepath.Glob(filepath.Join(cache, "build-peak-*")); len(left) > 0 {
+		t.Errorf("temporary folders left: %v", left)
 	}
 }

@@ -166,9 +166,12 @@ instance is wrong.` + compareHelp + mergeHelp,
 				}
 				// The matrix units' peaks, once for every target: a
 				// property of the GPU, measured by kgen's own probes.
-				_, peaks, peakErr := matrixPeaks(ctx, tools.nvcc, false)
-				if peakErr != nil {
-					fmt.Fprintf(stderr, "kgen bench: warning: the matrix units' peaks are not measured, so no TFLOP/s is a fraction of one: %v\n", peakErr)
+				_, peaks, peakNote, err := matrixPeaks(ctx, tools.nvcc, false)
+				if err != nil {
+					peakNote = err.Error()
+					fmt.Fprintf(stderr, "kgen bench: warning: the matrix units' peaks are not measured, so no TFLOP/s is a fraction of one: %v\n", err)
+				} else if peakNote != "" {
+					fmt.Fprintf(stderr, "kgen bench: warning: %s\n", peakNote)
 				}
 				var runs []*benchRun
 				for _, t := range targets {
@@ -184,7 +187,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 							return nil, code
 						}
 						defer g.close()
-						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakErr: peakErr}
+						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakNote: peakNote}
 						run, err := b.run(ctx, want, py != "")
 						if err != nil {
 							fmt.Fprintf(stderr, "kgen bench: %s: %v\n", t, err)
@@ -251,7 +254,7 @@ type runFacts struct {
 	CopyGBps  float64  `json:"copy_gbps"`
 	// Peaks are the matrix units' dense rates measured in the same run
 	// (kgrt.MeasurePeaks), the compute roofs; PeakNote says why there are
-	// none when they could not be measured.
+	// none when they could not be measured, or what they lack.
 	Peaks      []kgrt.Peak `json:"matrix_peaks,omitempty"`
 	PeakNote   string      `json:"matrix_peaks_note,omitempty"`
 	ElapsedSec float64     `json:"elapsed_s"`
@@ -295,12 +298,12 @@ type benchRow struct {
 }
 
 type bencher struct {
-	g       *gpuSession
-	maxWork float64
-	modes   []string // PyTorch baselines to time
-	peaks   []kgrt.Peak
-	peakErr error  // why peaks is empty
-	checks  string // where the PyTorch check's files go
+	g        *gpuSession
+	maxWork  float64
+	modes    []string // PyTorch baselines to time
+	peaks    []kgrt.Peak
+	peakNote string // why peaks is empty, or what it lacks
+	checks   string // where the PyTorch check's files go
 }
 
 // benchRun is what bench measured on one target: the report's figures
@@ -339,9 +342,7 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}
-	if b.peakErr != nil {
-		rep.PeakNote = b.peakErr.Error()
-	}
+	rep.PeakNote = b.peakNote
 	run := &benchRun{rep: rep, l2: info.L2Bytes}
 	if withTorch {
 		if b.checks, err = os.MkdirTemp("", "kgen-bench-torch-"); err != nil {

@@ -251,6 +251,9 @@ func (r *machineReport) print(w io.Writer) {
 		if c.Error != "" {
 			fmt.Fprintf(tw, "  error\t%s\n", c.Error)
 		}
+		if c.Note != "" {
+			fmt.Fprintf(tw, "  note\t%s\n", c.Note)
+		}
 		if c.CopyGBps > 0 {
 			fmt.Fprintf(tw, "  copy\t%.0f GB/s\tdevice-to-device, read + write\n", c.CopyGBps)
 		}
@@ -268,6 +271,7 @@ func (r *machineReport) print(w io.Writer) {
 type ceilings struct {
 	CopyGBps float64        `json:"copy_gbps,omitempty"`
 	Peaks    []runtime.Peak `json:"matrix_peaks,omitempty"`
+	Note     string         `json:"note,omitempty"` // what the peaks lack
 	Error    string         `json:"error,omitempty"`
 }
 
@@ -275,7 +279,7 @@ type ceilings struct {
 func measureCeilings(ctx context.Context, nvccFlag string) *ceilings {
 	c := &ceilings{}
 	var err error
-	if c.CopyGBps, c.Peaks, err = matrixPeaks(ctx, nvccFlag, true); err != nil {
+	if c.CopyGBps, c.Peaks, c.Note, err = matrixPeaks(ctx, nvccFlag, true); err != nil {
 		c.Error = err.Error()
 	}
 	return c

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"slices"
 
 	kgrt "kgen.dev/kgen/runtime"
@@ -11,29 +10,25 @@ import (
 // matrixPeaks measures the matrix units' peaks of GPU 0 (kgrt.MeasurePeaks)
 // with a CUDA runner of its own, whatever the target: the probes are CUDA
 // and the rates are the GPU's. nvccFlag is --nvcc. With withCopy it
-// measures the device-to-device copy bandwidth first.
-func matrixPeaks(ctx context.Context, nvccFlag string, withCopy bool) (copyGBps float64, peaks []kgrt.Peak, err error) {
+// measures the device-to-device copy bandwidth first. note says what the
+// peaks lack (kgrt.MeasurePeaks).
+func matrixPeaks(ctx context.Context, nvccFlag string, withCopy bool) (copyGBps float64, peaks []kgrt.Peak, note string, err error) {
 	nvcc, err := kgrt.FindNVCC(nvccFlag)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	r, err := kgrt.StartRunner(ctx, nvcc.Path, "", 0)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, "", err
 	}
 	defer r.Close()
 	if withCopy {
 		if copyGBps, err = r.CopyBandwidth(ctx, 0); err != nil {
-			return 0, nil, err
+			return 0, nil, "", err
 		}
 	}
-	dir, err := os.MkdirTemp("", "kgen-peak-")
-	if err != nil {
-		return copyGBps, nil, err
-	}
-	defer os.RemoveAll(dir)
-	peaks, err = kgrt.MeasurePeaks(ctx, nvcc, r, dir)
-	return copyGBps, peaks, err
+	peaks, note, err = kgrt.MeasurePeaks(ctx, nvcc, r, "")
+	return copyGBps, peaks, note, err
 }
 
 // lowestPeaks adds the peaks of another run to peaks: each probe's rate

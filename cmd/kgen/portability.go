@@ -234,8 +234,11 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 				fmt.Fprintf(stderr, "kgen test: %v\n", err)
 				return exitUser
 			}
-			if _, m.Peaks, err = matrixPeaks(ctx, tools.nvcc, false); err != nil {
+			var note string
+			if _, m.Peaks, note, err = matrixPeaks(ctx, tools.nvcc, false); err != nil {
 				fmt.Fprintf(stderr, "kgen test: warning: the matrix units' peaks are not measured, so contractions' roofline is the copy bandwidth's alone: %v\n", err)
+			} else if note != "" {
+				fmt.Fprintf(stderr, "kgen test: warning: %s\n", note)
 			}
 		}
 		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks)
@@ -522,7 +525,19 @@ func (m *portMatrix) markdown(w io.Writer) {
 	if m.GPU != "" {
 		fmt.Fprintf(w, ", %s", m.GPU)
 	}
-	fmt.Fprint(w, ".\n\n| target | toolchain | runs here |\n| --- | --- | --- |\n")
+	fmt.Fprint(w, ".\n")
+	if len(m.Parts) > 0 {
+		fmt.Fprintf(w, "\nJoined from %d runs (kgen test --merge-matrix), each cell as its run found it:\n", len(m.Parts))
+		for _, p := range m.Parts {
+			timed := "not timed"
+			if p.CopyGBps > 0 {
+				timed = fmt.Sprintf("copy %.0f GB/s%s", p.CopyGBps, peaksText(p.Peaks, ""))
+			}
+			fmt.Fprintf(w, "\n- %s, %s: %s; %s", p.Date, orText(p.GPU, "no GPU"), timed, strings.Join(p.Files, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, "\n| target | toolchain | runs here |\n| --- | --- | --- |\n")
 	for _, t := range m.Targets {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", t.Target, orText(t.Toolchain, "-"), orText(orText(t.Skipped, t.CompileOn), "yes"))
 	}
@@ -548,10 +563,7 @@ func (m *portMatrix) markdown(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\n## Instances\n\n\"=\" means the outputs agree with the first target's on the same inputs. The roofline's time is the longer of the instance's bytes (inputs read and outputs written once) at the copy bandwidth and a contraction's products at the peak of the matrix unit they need; \"of roofline\" is that time over the measured one, and names the bound. Copy bandwidth %.0f GB/s%s.\n", m.CopyGBps, peaksText(m.Peaks, ""))
-	for _, p := range m.Parts {
-		fmt.Fprintf(w, "\n- run of %s: copy %.0f GB/s%s; %s", p.Date, p.CopyGBps, peaksText(p.Peaks, ""), strings.Join(p.Files, ", "))
-	}
-	fmt.Fprintf(w, "\n\n| instance | %s |\n|%s\n", strings.Join(ran, " | "), strings.Repeat(" --- |", len(ran)+1))
+	fmt.Fprintf(w, "\n| instance | %s |\n|%s\n", strings.Join(ran, " | "), strings.Repeat(" --- |", len(ran)+1))
 	for _, in := range m.Instances {
 		row := []string{in.Name}
 		for _, n := range ran {

@@ -16,6 +16,7 @@ import (
 // portPart is one run that a merged matrix joins.
 type portPart struct {
 	Date     string      `json:"date"`
+	GPU      string      `json:"gpu,omitempty"`
 	Files    []string    `json:"files"`
 	CopyGBps float64     `json:"copy_gbps,omitempty"`
 	Peaks    []kgrt.Peak `json:"matrix_peaks,omitempty"`
@@ -27,7 +28,7 @@ func (m *portMatrix) parts() []portPart {
 	if len(m.Parts) > 0 {
 		return m.Parts
 	}
-	p := portPart{Date: m.Date, CopyGBps: m.CopyGBps, Peaks: m.Peaks}
+	p := portPart{Date: m.Date, GPU: m.GPU, CopyGBps: m.CopyGBps, Peaks: m.Peaks}
 	for _, f := range m.Files {
 		p.Files = append(p.Files, f.File)
 	}

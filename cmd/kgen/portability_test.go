@@ -105,7 +105,7 @@ func TestMergeMatrices(t *testing.T) {
 	for _, s := range []string{
 		"| mm | = 100.0 us, 50% of roofline (bf16 peak), 0 TFLOP/s | = 50.0 us, 40% of roofline (copy) |",
 		"| relu | = | DIFFERS: 2 of 8 elements differ |",
-		"- run of 2026-11-26T06:00:00Z: copy 3000 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); a.kg",
+		"- 2026-11-26T06:00:00Z, NVIDIA H100 80GB HBM3: copy 3000 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); a.kg",
 		"| b.kg | compiles; 1/1 correct | compiles; 1/1 correct | - |",
 		"| hip:gfx90a | hipcc 5.2 | compile only: no GPU of this target here |",
 		"| hip:gfx908 | - | hipcc not found |",

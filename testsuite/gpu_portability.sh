@@ -11,7 +11,8 @@
 #   different NAMEs, then join them here with
 #     kgen test --merge-matrix A.json B.json ... --matrix-md F --matrix-json F
 #   (a compile-only run of the AMD targets on a machine with hipcc joins
-#   the same way).
+#   the same way; testsuite/gpu_portability_parts.sh runs the parts).
+#   LIMIT: seconds kgen may take (default 0, no limit).
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
@@ -19,7 +20,7 @@ NAME=${NAME:-portability}
 mkdir -p "$OUT"
 [ $# -gt 0 ] || set -- examples/*.kg
 start=$(date +%s)
-./bin/kgen test --target "${TARGETS:-all}" --seeds 2 --max-work 3e7 --time \
+timeout -k 10 "${LIMIT:-0}" ./bin/kgen test --target "${TARGETS:-all}" --seeds 2 --max-work 3e7 --time \
 	--matrix-md "$OUT/$NAME.md" --matrix-json "$OUT/$NAME.json" "$@" \
 	> "$OUT/$NAME.log" 2> "$OUT/$NAME.err"
 echo "kgen test --target ${TARGETS:-all} ($NAME) exit $?, $(( $(date +%s) - start )) s"

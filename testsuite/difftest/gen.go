@@ -35,6 +35,10 @@ type dimInfo struct {
 	name    string
 	lo, hi  int64 // the range instance sizes are drawn from
 	derived bool
+	// long: a long row (rowReduce's), drawn as a multiple of 8 and
+	// shrunk last, so that rows reach the templates' paths for long
+	// rows (whole 16-byte chunks, a block a row) inside the work bound.
+	long bool
 }
 
 // tval is a tensor a statement may read.
@@ -694,6 +698,9 @@ func (g *gen) valueFor(dtype string, d int, l *leaves) *Expr {
 var niceSizes = []int64{1, 2, 3, 5, 7, 8, 11, 13, 16, 17, 19, 31, 32, 33, 37, 64, 65}
 
 func (g *gen) size(d *dimInfo) int64 {
+	if d.long {
+		return max(d.lo, (d.lo+g.r.Int64N(d.hi-d.lo+1))/8*8)
+	}
 	var ok []int64
 	for _, s := range niceSizes {
 		if s >= d.lo && s <= d.hi {
@@ -737,11 +744,16 @@ func (g *gen) instances() {
 		if w <= maxWork {
 			break
 		}
-		// Halve the largest dim that can shrink.
+		// Halve the largest dim that can shrink, long rows last.
 		var big *dimInfo
-		for _, d := range g.dims {
-			if !d.derived && sizes[d.name]/2 >= d.lo && (big == nil || sizes[d.name] > sizes[big.name]) {
-				big = d
+		for _, long := range []bool{false, true} {
+			for _, d := range g.dims {
+				if !d.derived && d.long == long && sizes[d.name]/2 >= d.lo && (big == nil || sizes[d.name] > sizes[big.name]) {
+					big = d
+				}
+			}
+			if big != nil {
+				break
 			}
 		}
 		if big == nil {

@@ -93,6 +93,12 @@ var reduceOps = []string{"sum", "sum", "sum", "max", "min", "prod"}
 func (g *gen) rowReduce() {
 	outer := g.someDims(1 + g.pick(2))
 	D := g.newDim(1, 48)
+	if g.chance(0.2) {
+		// Long rows: over 2048 elements a block of 512 threads takes
+		// each row, in 16-byte chunks when the row is made of them.
+		d := g.dimInfo(D)
+		d.lo, d.hi, d.long = 2049, 4096, true
+	}
 	x := g.input(pickOf(g, []string{"f32", "f32", "f16", "bf16"}), append(slices.Clone(outer), D))
 	sc := newScope()
 	for _, d := range outer {

@@ -113,7 +113,11 @@ KG_MMA_PROBE(kg_peak_mma_tf32, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f
 // K-major tiles of 128-byte rows in shared memory under the 128-byte
 // swizzle (the layout kgen's own wgmma kernels use: backends/cuda's
 // KgWgmma), filled once; each iteration issues four k-steps of 32 bytes
-// and keeps one group in flight, as a main loop does.
+// and keeps one group in flight, as a main loop does. All three fill the
+// tiles with the same bits, pairs of bf16 values under 0.2 in magnitude,
+// which read as f16 are finite values under 2 and as tf32 the upper
+// value of each pair: ordinary operands for each type, as the rate (and
+// the power the tensor cores draw) depends somewhat on the data.
 __device__ __forceinline__ uint64_t kg_desc(const unsigned char* p) {
   const unsigned a = (unsigned)__cvta_generic_to_shared(p);
   return (uint64_t)((a & 0x3FFFF) >> 4) | (uint64_t)(16 >> 4) << 16 | (uint64_t)(1024 >> 4) << 32 | 1ull << 62;

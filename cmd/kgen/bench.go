@@ -337,12 +337,12 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 		return nil, err
 	}
 	rep := &benchReport{
-		runFacts: runFacts{Date: start.UTC().Format(time.RFC3339), Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(), CopyGBps: copyBW, Peaks: b.peaks},
-		GPU:      info.Name,
+		runFacts: runFacts{Date: start.UTC().Format(time.RFC3339), Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(),
+			CopyGBps: copyBW, Peaks: b.peaks, PeakNote: b.peakNote},
+		GPU: info.Name,
 		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}
-	rep.PeakNote = b.peakNote
 	run := &benchRun{rep: rep, l2: info.L2Bytes}
 	if withTorch {
 		if b.checks, err = os.MkdirTemp("", "kgen-bench-torch-"); err != nil {

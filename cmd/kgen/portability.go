@@ -243,12 +243,12 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 		}
 		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks)
 	}
-	return m.write(mdOut, jsonOut, m.failed())
+	return m.write(mdOut, jsonOut)
 }
 
 // write prints m and writes it as markdown and JSON to the paths that are
-// set; the exit status is 1 when failed or a file cannot be written.
-func (m *portMatrix) write(mdOut, jsonOut string, failed bool) int {
+// set; the exit status is 1 when m failed or a file cannot be written.
+func (m *portMatrix) write(mdOut, jsonOut string) int {
 	m.print(stdout)
 	if mdOut != "" {
 		var sb strings.Builder
@@ -264,7 +264,7 @@ func (m *portMatrix) write(mdOut, jsonOut string, failed bool) int {
 			return exitUser
 		}
 	}
-	if failed {
+	if m.failed() {
 		return exitUser
 	}
 	return exitOK

@@ -83,7 +83,7 @@ compared with its own first target only.`,
 						fmt.Fprintf(stderr, "kgen test: %v\n", err)
 						return exitUser
 					}
-					return m.write(*matrixMD, *matrixJSON, m.failed())
+					return m.write(*matrixMD, *matrixJSON)
 				}
 				if len(args) == 0 || *target == "" {
 					return usageError("test", "want --target and at least one FILE")

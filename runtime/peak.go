@@ -49,15 +49,15 @@ type peakProbe struct {
 var peakProbes = []peakProbe{
 	// 8 chains of 16 multiply-adds a thread and iteration.
 	{kernel: "kg_peak_ffma", unit: "f32", instr: "fma.rn.f32", threads: 256, perSM: 24, blockFlops: 256 * 8 * 16 * 2, iters: 600},
-	// 8 warps, each 8 products an iteration.
-	{kernel: "kg_peak_mma_bf16", unit: "bf16", instr: "mma.sync.m16n8k16", threads: 256, perSM: 24, blockFlops: 8 * 8 * 2 * 16 * 8 * 16, iters: 1500},
-	{kernel: "kg_peak_mma_f16", unit: "f16", instr: "mma.sync.m16n8k16", threads: 256, perSM: 24, blockFlops: 8 * 8 * 2 * 16 * 8 * 16, iters: 1500},
-	{kernel: "kg_peak_mma_tf32", unit: "tf32", instr: "mma.sync.m16n8k8", threads: 256, perSM: 24, blockFlops: 8 * 8 * 2 * 16 * 8 * 8, iters: 1500},
-	// One warpgroup, 4 products an iteration; the tiles (40 KiB) and the
-	// 1 KiB the swizzle's alignment may take.
-	{kernel: "kg_peak_wgmma_bf16", unit: "bf16", instr: "wgmma.m64n256k16", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * 2 * 64 * 256 * 16, iters: 500},
-	{kernel: "kg_peak_wgmma_f16", unit: "f16", instr: "wgmma.m64n256k16", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * 2 * 64 * 256 * 16, iters: 500},
-	{kernel: "kg_peak_wgmma_tf32", unit: "tf32", instr: "wgmma.m64n256k8", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * 2 * 64 * 256 * 8, iters: 500},
+	// 8 warps, each 8 products an iteration of 2 m n k operations.
+	{kernel: "kg_peak_mma_bf16", unit: "bf16", instr: "mma.sync.m16n8k16", threads: 256, perSM: 24, blockFlops: 8 * 8 * (2 * 16 * 8 * 16), iters: 1500},
+	{kernel: "kg_peak_mma_f16", unit: "f16", instr: "mma.sync.m16n8k16", threads: 256, perSM: 24, blockFlops: 8 * 8 * (2 * 16 * 8 * 16), iters: 1500},
+	{kernel: "kg_peak_mma_tf32", unit: "tf32", instr: "mma.sync.m16n8k8", threads: 256, perSM: 24, blockFlops: 8 * 8 * (2 * 16 * 8 * 8), iters: 1500},
+	// One warpgroup, 4 products an iteration of 2 m n k operations; the
+	// tiles (40 KiB) and the 1 KiB the swizzle's alignment may take.
+	{kernel: "kg_peak_wgmma_bf16", unit: "bf16", instr: "wgmma.m64n256k16", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * (2 * 64 * 256 * 16), iters: 500},
+	{kernel: "kg_peak_wgmma_f16", unit: "f16", instr: "wgmma.m64n256k16", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * (2 * 64 * 256 * 16), iters: 500},
+	{kernel: "kg_peak_wgmma_tf32", unit: "tf32", instr: "wgmma.m64n256k8", wgmma: true, threads: 128, perSM: 12, smem: (64+256)*128 + 1024, blockFlops: 4 * (2 * 64 * 256 * 8), iters: 500},
 }
 
 // MeasurePeaks compiles the probes with nvcc for r's GPU, unless cacheDir

@@ -241,7 +241,7 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 				fmt.Fprintf(stderr, "kgen test: warning: %s\n", note)
 			}
 		}
-		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks)
+		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks, t.passed)
 	}
 	return m.write(mdOut, jsonOut)
 }
@@ -349,9 +349,10 @@ func firstLine(s string) string {
 // crossCheck runs every instance on every runnable target on the same
 // inputs and compares each target's outputs with the first target's
 // (within twice the dtype tolerance: each side rounds on its own), and
-// with timeIt times it on each (the first target checked first, as kgen
-// bench does; the others on the inputs their outputs agreed on).
-func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWork float64, timeIt bool, copyBW float64, peaks []kgrt.Peak) []portInstance {
+// with timeIt times it on each: on these inputs where the plan passed
+// its tests on that target (passed) or its outputs agree with a checked
+// target's, else after checking it as kgen bench does.
+func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWork float64, timeIt bool, copyBW float64, peaks []kgrt.Peak, passed map[*lower.Plan]bool) []portInstance {
 	var out []portInstance
 	for i, l := range loaded {
 		first := run[0]
@@ -368,7 +369,7 @@ func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWor
 				continue
 			}
 			var want []*tensor.Tensor
-			checked := false // the first target passed plan's check
+			checked := false // the first target's outputs are known right: its tests or plan's check passed
 			for k, pt := range run {
 				if pt.compiled[i] != "" {
 					continue
@@ -391,14 +392,12 @@ func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWor
 				if timeIt && err == nil {
 					b := &bencher{g: pt.g, maxWork: maxWork, peaks: peaks}
 					rx := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.refs[i].binary}
-					// The first target is checked as bench checks; the others,
-					// once it passed, by agreeing with its outputs on inputs.
 					var agreed []*tensor.Tensor
-					if checked && c.Agrees == "ok" {
+					if (passed[q] || checked) && (c.Agrees == "ok" || c.Agrees == "reference") {
 						agreed = inputs
 					}
 					row := b.plan(ctx, pt.units[i], q, x, rx, pt.refs[i].plans, copyBW, agreed)
-					checked = checked || (k == 0 && row.Error == "")
+					checked = checked || (k == 0 && (passed[q] || row.Error == ""))
 					c.Time, c.GBps, c.CopyFrac, c.TFLOPs, c.Unit, c.PeakFrac, c.Error = row.Time, row.GBps, row.CopyFrac, row.TFLOPs, row.Unit, row.PeakFrac, row.Error
 					c.RoofFrac = max(c.CopyFrac, c.PeakFrac)
 				}

@@ -146,6 +146,8 @@ type tester struct {
 
 	began                          time.Time
 	plans, failed, skipped, checks int
+	// passed holds the plans every check of which passed.
+	passed map[*lower.Plan]bool
 }
 
 func (t *tester) start() time.Time {
@@ -238,6 +240,10 @@ func (t *tester) checkPlan(u *unit, p *lower.Plan, shapes []kgrt.Shape, seeds in
 		fmt.Fprintf(stdout, "FAIL %s (%s): %d of %d checks failed\n", p.Name, u.file.path, failures, len(shapes)*seeds)
 	} else {
 		fmt.Fprintf(stdout, "ok   %s (%s): %d shapes x %d seeds, max error %.2g\n", p.Name, u.file.path, len(shapes), seeds, worst)
+		if t.passed == nil {
+			t.passed = map[*lower.Plan]bool{}
+		}
+		t.passed[p] = true
 	}
 }
 

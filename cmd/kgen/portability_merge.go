@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 
@@ -93,7 +94,8 @@ func mergeMatrices(paths []string) (*portMatrix, error) {
 				m.Files = append(m.Files, portFile{File: f.File, Cells: map[string]portCell{}})
 				i = len(m.Files) - 1
 			}
-			for t, c := range f.Cells {
+			for _, t := range slices.Sorted(maps.Keys(f.Cells)) {
+				c := f.Cells[t]
 				key := f.File + " on " + t
 				if from, ok := fileFrom[key]; ok {
 					return nil, fmt.Errorf("%s: error: %s is also in %s: each file and target may come from one run only", path, key, from)

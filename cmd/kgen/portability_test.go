@@ -119,7 +119,7 @@ func TestMergeMatrices(t *testing.T) {
 	}
 
 	for _, c := range []struct{ name, run, want string }{
-		{"same file", matrixRunA, "a.kg on cuda:sm_90 is also in " + a},
+		{"same file", matrixRunA, "a.kg on cuda:sm_90 is also in " + a}, // the first target in order
 		{"other GPU", strings.Replace(matrixRunB, "H100 80GB HBM3", "H200", 1), "measured on NVIDIA H200"},
 		{"other toolchain", strings.Replace(matrixRunB, "triton 3.6.0", "triton 3.5.0", 1), "triton:sm_90 was built with triton 3.5.0, but with triton 3.6.0 before"},
 		{"not a matrix", `{"date": "x"}`, `not a portability matrix: it has no "targets"`},

@@ -37,15 +37,25 @@ func ToleranceFor(dt ir.DType, reduceLen int64) Tolerance {
 	return Tolerance{} // integers and bools must match exactly
 }
 
-// Tolerances is the tolerance of each output of k at env. Besides the
-// dtype and the longest reduction, an integer output that a float value
-// was converted into (u8(floor(x / s + 0.5)), directly or through a let
-// or output it reads) may be off by one: the kernel rounds its float
-// arithmetic to the compute type where the interpreter keeps float64, and
-// a value that lands on a rounding boundary in one may not in the other.
+// Tolerances is the tolerance of each output of k at env: that of its
+// dtype and the longest reduction, or of a less precise float type that
+// its value was computed in (an f64 output of f32 arithmetic or an f32
+// sum is as exact as f32, the interpreter's float64 is not what the
+// kernel computes: section 11 of docs/language.md), directly or through a
+// let or output it reads. An integer output that a float value was
+// converted into (u8(floor(x / s + 0.5)), likewise) may be off by one: the
+// kernel rounds its float arithmetic to the compute type where the
+// interpreter keeps float64, and a value that lands on a rounding
+// boundary in one may not in the other.
 func Tolerances(k *ir.Kernel, env *ir.Env) []Tolerance {
 	reduceLen := LongestReduction(k, env)
 	fromFloat := map[*ir.Tensor]bool{}
+	computed := map[*ir.Tensor]ir.DType{} // the least precise float type a tensor's value was rounded to on its way
+	lower := func(t *ir.Tensor, dt ir.DType) {
+		if c, ok := computed[t]; !ok || dt.Size() < c.Size() {
+			computed[t] = dt
+		}
+	}
 	for _, s := range k.Stmts {
 		ir.Walk(s.Value, func(e ir.Expr) bool {
 			switch x := e.(type) {
@@ -53,9 +63,19 @@ func Tolerances(k *ir.Kernel, env *ir.Env) []Tolerance {
 				if x.T.IsInt() && x.X.Type().IsFloat() {
 					fromFloat[s.Target] = true
 				}
+				if x.T.IsFloat() && x.X.Type().IsFloat() && x.T.Size() < x.X.Type().Size() {
+					lower(s.Target, x.T) // a narrowing cast rounds
+				}
 			case *ir.Load:
 				if fromFloat[x.Tensor] {
 					fromFloat[s.Target] = true
+				}
+				if c, ok := computed[x.Tensor]; ok {
+					lower(s.Target, c)
+				}
+			case *ir.Unary, *ir.Binary, *ir.Call, *ir.Reduce:
+				if dt := e.Type(); dt.IsFloat() {
+					lower(s.Target, dt) // arithmetic rounds to its type
 				}
 			}
 			return true
@@ -63,7 +83,11 @@ func Tolerances(k *ir.Kernel, env *ir.Env) []Tolerance {
 	}
 	var tols []Tolerance
 	for _, t := range k.Outputs {
-		tol := ToleranceFor(t.DType, reduceLen)
+		dt := t.DType
+		if c, ok := computed[t]; ok && dt.IsFloat() && c.Size() < dt.Size() {
+			dt = c
+		}
+		tol := ToleranceFor(dt, reduceLen)
 		if t.DType.IsInt() && fromFloat[t] {
 			tol.Atol = 1
 		}

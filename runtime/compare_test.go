@@ -83,6 +83,34 @@ kernel q<R, D>(X: f32[R, D], N: i32[R, D]) -> (S: f32[R], Q: u8[R, D], C: i32[R,
 	}
 }
 
+// TestTolerancesComputeType: an output is judged by the least precise
+// float type its value was rounded to, its own or one it was computed in
+// (difftest's reproducer testsuite/corpus/emulate-s9217.kg: an f64 output
+// of an f32 sum was held to f64's tolerance), through what it reads;
+// exact widening keeps the output's own.
+func TestTolerancesComputeType(t *testing.T) {
+	prog, diags := frontend.CheckSource("p.kg", `
+kernel p<R, D>(X: f32[R, D], Z: f64[R, D]) -> (S: f64[R], W: f64[R, D], V: f64[R], H: f32[R, D], M: f64[R, D]) {
+  S[r] = sum[d](X[r, d])
+  W[r, d] = f64(X[r, d]) * 2.0
+  V[r] = sum[d](Z[r, d])
+  H[r, d] = f32(f16(X[r, d]))
+  M[r, d] = S[r] + Z[r, d]
+}
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	k := prog.Kernel("p")
+	env := &ir.Env{Kernel: k, Dims: map[*ir.Dim]int64{k.Dims[0]: 4, k.Dims[1]: 100}}
+	want := []ir.DType{ir.F32, ir.F64, ir.F64, ir.F16, ir.F32}
+	for i, tol := range Tolerances(k, env) {
+		if w := ToleranceFor(want[i], 100); tol != w {
+			t.Errorf("%s: %+v, want %s's tolerance %+v", k.Outputs[i].Name, tol, want[i], w)
+		}
+	}
+}
+
 // TestConditioned: a float output whose rounded-sum reference is off by
 // more than its tolerance allows twice that error (hand-computed below);
 // one within tolerance, an integer output, and a rounded output with a

@@ -143,8 +143,9 @@ func buildPeaks(ctx context.Context, nvcc *NVCC, arch string, ptx bool, cacheDir
 	if ptx {
 		name = "peak." + arch + ".ptx"
 	}
-	if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
-		return filepath.Join(dir, name), nil
+	bin := filepath.Join(dir, name)
+	if fileExistsAt(bin) {
+		return bin, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", err
@@ -167,10 +168,10 @@ func buildPeaks(ctx context.Context, nvcc *NVCC, arch string, ptx bool, cacheDir
 	}
 	// Another process may have put the same build there first: both are
 	// the same, and either stays.
-	if err := os.Rename(tmp, dir); err != nil && !fileExistsAt(filepath.Join(dir, name)) {
+	if err := os.Rename(tmp, dir); err != nil && !fileExistsAt(bin) {
 		return "", err
 	}
-	return filepath.Join(dir, name), nil
+	return bin, nil
 }
 
 func fileExistsAt(path string) bool {

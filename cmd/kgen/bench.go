@@ -166,13 +166,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 				}
 				// The matrix units' peaks, once for every target: a
 				// property of the GPU, measured by kgen's own probes.
-				_, peaks, peakNote, err := matrixPeaks(ctx, tools.nvcc, false)
-				if err != nil {
-					peakNote = err.Error()
-					fmt.Fprintf(stderr, "kgen bench: warning: the matrix units' peaks are not measured, so no TFLOP/s is a fraction of one: %v\n", err)
-				} else if peakNote != "" {
-					fmt.Fprintf(stderr, "kgen bench: warning: %s\n", peakNote)
-				}
+				peaks, peakNote := timedPeaks(ctx, "bench", tools.nvcc)
 				var runs []*benchRun
 				for _, t := range targets {
 					// With several targets, each builds into its own

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	kgrt "kgen.dev/kgen/runtime"
@@ -29,6 +30,21 @@ func matrixPeaks(ctx context.Context, nvccFlag string, withCopy bool) (copyGBps 
 	}
 	peaks, note, err = kgrt.MeasurePeaks(ctx, nvcc, r, "")
 	return copyGBps, peaks, note, err
+}
+
+// timedPeaks is matrixPeaks for a command that times kernels (cmd: "bench",
+// "test"): it warns on stderr when the peaks are not measured, or what
+// they lack, and returns that as note for the report.
+func timedPeaks(ctx context.Context, cmd, nvccFlag string) (peaks []kgrt.Peak, note string) {
+	_, peaks, note, err := matrixPeaks(ctx, nvccFlag, false)
+	switch {
+	case err != nil:
+		note = err.Error()
+		fmt.Fprintf(stderr, "kgen %s: warning: the matrix units' peaks are not measured, so no TFLOP/s is a fraction of one: %v\n", cmd, err)
+	case note != "":
+		fmt.Fprintf(stderr, "kgen %s: warning: %s\n", cmd, note)
+	}
+	return peaks, note
 }
 
 // lowestPeaks adds the peaks of another run to peaks: each probe's rate

@@ -234,12 +234,7 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 				fmt.Fprintf(stderr, "kgen test: %v\n", err)
 				return exitUser
 			}
-			var note string
-			if _, m.Peaks, note, err = matrixPeaks(ctx, tools.nvcc, false); err != nil {
-				fmt.Fprintf(stderr, "kgen test: warning: the matrix units' peaks are not measured, so contractions' roofline is the copy bandwidth's alone: %v\n", err)
-			} else if note != "" {
-				fmt.Fprintf(stderr, "kgen test: warning: %s\n", note)
-			}
+			m.Peaks, _ = timedPeaks(ctx, "test", tools.nvcc)
 		}
 		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks, t.passed)
 	}

@@ -1,16 +1,17 @@
 #!/bin/bash
 # The portability matrix in parts (issue 4), for GPU calls shorter than a
-# whole run: each part is a few example files run through
-# testsuite/gpu_portability.sh (every target, tests, cross-check, --time)
-# under NAME=port-PART, so that it writes $OUT/port-PART.json and .md.
-# PARTS picks the parts (default all, in order), LIMIT the seconds each
-# may take (default 560; a part that runs out writes no matrix, only its
-# logs). Join the parts, and a compile-only run of the AMD targets from a
-# machine with hipcc, with
+# whole run: the files of the parts in PARTS (default all, in order) go
+# through testsuite/gpu_portability.sh (every target, tests, cross-check,
+# --time) in one run, NAME=port-PARTS, writing $OUT/port-PARTS.json and
+# .md. kgen writes the matrix after each file, so a run stopped at LIMIT
+# seconds (default 560) keeps the files it finished and lists the rest as
+# not run; FILES=... instead of PARTS runs those files (the rest of a
+# stopped part). Join the runs, and a compile-only run of the AMD targets
+# from a machine with hipcc, with
 #   kgen test --merge-matrix port-*.json amd-compile.json --matrix-md matrix.md --matrix-json matrix.json
-# Each part's matrix records the seconds each file took on each target and
-# each instance's cross-check on each, to size the parts. PARTS=list
-# prints the parts. Build bin/kgen first.
+# Each matrix records the seconds each file took on each target and each
+# instance's cross-check on each, to size the parts. PARTS=list prints
+# the parts. Build bin/kgen first.
 set -u
 OUT=${OUT:-/tmp/out}
 ex=examples
@@ -34,9 +35,17 @@ for f in $ex/*.kg; do
 	n=$(echo "$parts" | grep -c " $f\b")
 	[ "$n" = 1 ] || { echo "gpu_portability_parts.sh: $f is in $n parts" >&2; exit 2; }
 done
-for name in ${PARTS:-$(echo "$parts" | sed '/^$/d' | cut -d' ' -f1)}; do
-	files=$(echo "$parts" | grep "^$name " | cut -d' ' -f2-)
-	[ -n "$files" ] || { echo "no part $name" >&2; continue; }
-	NAME=port-$name LIMIT=${LIMIT:-560} "$(dirname "$0")/gpu_portability.sh" $files > "$OUT/port-$name.txt"
-	head -1 "$OUT/port-$name.txt" | tee -a "$OUT/parts.txt"
-done
+files=${FILES:-}
+name=port
+if [ -n "$files" ]; then
+	name=port-$(basename "$(echo $files | cut -d' ' -f1)" .kg)
+else
+	for p in ${PARTS:-$(echo "$parts" | sed '/^$/d' | cut -d' ' -f1)}; do
+		f=$(echo "$parts" | grep "^$p " | cut -d' ' -f2-)
+		[ -n "$f" ] || { echo "no part $p" >&2; exit 2; }
+		files="$files $f"
+		name=$name$p
+	done
+	name=port-${name#port}
+fi
+NAME=$name LIMIT=${LIMIT:-560} "$(dirname "$0")/gpu_portability.sh" $files

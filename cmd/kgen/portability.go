@@ -39,6 +39,9 @@ type portTarget struct {
 	compiled []string // per file: "" when it compiled, else why not
 	runnable string   // "" when it runs here, else why not
 	g        *gpuSession
+	// buildSeconds is the wall time of its compiles, which overlap
+	// other targets'.
+	buildSeconds float64
 }
 
 // portMatrix is what the run found, as --json writes it.
@@ -52,6 +55,9 @@ type portMatrix struct {
 	Peaks     []kgrt.Peak    `json:"matrix_peaks,omitempty"`
 	// Parts are the runs a merged matrix (--merge-matrix) joins.
 	Parts []portPart `json:"parts,omitempty"`
+	// NotRun lists the files still to run when the matrix was written:
+	// none once a run finishes, the rest when it was stopped part way.
+	NotRun []string `json:"not_run,omitempty"`
 }
 
 type portTargetJS struct {
@@ -150,7 +156,11 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 	defer os.RemoveAll(dir)
 	m := &portMatrix{Date: time.Now().UTC().Format(time.RFC3339)}
 	gpus, gpuErr := kgrt.Devices()
+	// Every target's kernels are emitted in turn, then compiled at once:
+	// the compiles of all targets share the cores.
 	var pts []*portTarget
+	compiles := &compileQueue{sem: make(chan struct{}, runtime.NumCPU())}
+	start := time.Now()
 	for _, tgt := range targets {
 		pt := &portTarget{tgt: tgt}
 		pts = append(pts, pt)
@@ -161,7 +171,7 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 			continue
 		}
 		pt.be = be
-		pt.build(ctx, loaded, tuned, filepath.Join(dir, strings.ReplaceAll(tgt.String(), ":", "-")))
+		pt.build(ctx, loaded, tuned, filepath.Join(dir, strings.ReplaceAll(tgt.String(), ":", "-")), compiles)
 		switch {
 		case gpuErr != nil:
 			pt.runnable = "compile only: " + gpuErr.Error()
@@ -170,8 +180,14 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 		default:
 			pt.runnable = runsOn(tgt, gpus[0])
 		}
-		fmt.Fprintf(stderr, "%s: built (%s)\n", tgt, orText(pt.runnable, "runs here"))
 	}
+	compiles.wg.Wait()
+	for _, pt := range pts {
+		if pt.be != nil {
+			fmt.Fprintf(stderr, "%s: built in %.1f s (%s)\n", pt.tgt, pt.buildSeconds, orText(pt.runnable, "runs here"))
+		}
+	}
+	fmt.Fprintf(stderr, "all targets built in %.1f s\n", time.Since(start).Seconds())
 	for _, pt := range pts {
 		js := portTargetJS{Target: pt.tgt.String(), Skipped: pt.err, CompileOn: pt.runnable}
 		if pt.be != nil {
@@ -194,49 +210,59 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 		defer runner.Close()
 		run = append(run, pt)
 	}
-	cells := make([]map[string]portCell, len(loaded))
-	for i := range loaded {
-		cells[i] = map[string]portCell{}
-		for _, pt := range pts {
-			if pt.be == nil {
-				continue
-			}
-			cells[i][pt.tgt.String()] = portCell{Compiles: pt.compiled[i] == "", Error: pt.compiled[i]}
-		}
-	}
-	for _, pt := range run {
-		t.runner = pt.g.runner
-		for i, u := range pt.units {
-			if pt.compiled[i] != "" {
-				continue
-			}
-			before, start := *t, time.Now()
-			fmt.Fprintf(stdout, "== %s %s\n", pt.tgt, u.file.path)
-			t.unit(ctx, u, pt.refs[i])
-			c := cells[i][pt.tgt.String()]
-			c.Plans, c.Failed, c.Skipped = t.plans-before.plans, t.failed-before.failed, t.skipped-before.skipped
-			c.Passed = c.Plans - c.Failed - c.Skipped
-			c.Seconds = time.Since(start).Seconds()
-			fmt.Fprintf(stdout, "== %s %s: %d plans in %.1f s\n", pt.tgt, u.file.path, c.Plans, c.Seconds)
-			cells[i][pt.tgt.String()] = c
-		}
-	}
-	for i, l := range loaded {
-		m.Files = append(m.Files, portFile{File: l.path, Cells: cells[i]})
-	}
 	if len(run) > 0 {
 		info, err := run[0].g.runner.Info(ctx)
 		if err == nil {
 			m.GPU = info.Name
 		}
 		if timeIt {
+			start := time.Now()
 			if m.CopyGBps, err = run[0].g.runner.CopyBandwidth(ctx, 0); err != nil {
 				fmt.Fprintf(stderr, "kgen test: %v\n", err)
 				return exitUser
 			}
 			m.Peaks, _ = timedPeaks(ctx, "test", tools.nvcc)
+			fmt.Fprintf(stderr, "copy bandwidth and matrix peaks measured in %.1f s\n", time.Since(start).Seconds())
 		}
-		m.Instances = crossCheck(ctx, run, loaded, t.maxWork, timeIt, m.CopyGBps, m.Peaks, t.passed)
+	}
+	// File by file: its tests on every target, then its instances on all
+	// of them. After each file the matrix so far is written, so that a run
+	// stopped part way (a lent GPU's time limit) keeps the files it
+	// finished; --merge-matrix joins such runs.
+	for _, l := range loaded {
+		m.NotRun = append(m.NotRun, l.path)
+	}
+	for i, l := range loaded {
+		m.NotRun = m.NotRun[1:]
+		cells := map[string]portCell{}
+		for _, pt := range pts {
+			if pt.be != nil {
+				cells[pt.tgt.String()] = portCell{Compiles: pt.compiled[i] == "", Error: pt.compiled[i]}
+			}
+		}
+		for _, pt := range run {
+			if pt.compiled[i] != "" {
+				continue
+			}
+			t.runner = pt.g.runner
+			u := pt.units[i]
+			before, start := *t, time.Now()
+			fmt.Fprintf(stdout, "== %s %s\n", pt.tgt, l.path)
+			t.unit(ctx, u, pt.refs[i])
+			c := cells[pt.tgt.String()]
+			c.Plans, c.Failed, c.Skipped = t.plans-before.plans, t.failed-before.failed, t.skipped-before.skipped
+			c.Passed = c.Plans - c.Failed - c.Skipped
+			c.Seconds = time.Since(start).Seconds()
+			fmt.Fprintf(stdout, "== %s %s: %d plans in %.1f s\n", pt.tgt, l.path, c.Plans, c.Seconds)
+			cells[pt.tgt.String()] = c
+		}
+		m.Files = append(m.Files, portFile{File: l.path, Cells: cells})
+		if len(run) > 0 {
+			m.Instances = append(m.Instances, crossCheck(ctx, run, i, l, t.maxWork, timeIt, m.CopyGBps, m.Peaks, t.passed)...)
+		}
+		if i < len(loaded)-1 && m.save(mdOut, jsonOut) != nil {
+			return exitUser
+		}
 	}
 	return m.write(mdOut, jsonOut)
 }
@@ -245,24 +271,33 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 // set; the exit status is 1 when m failed or a file cannot be written.
 func (m *portMatrix) write(mdOut, jsonOut string) int {
 	m.print(stdout)
-	if mdOut != "" {
-		var sb strings.Builder
-		m.markdown(&sb)
-		if err := writeFileAtomic(mdOut, []byte(sb.String()), 0o644); err != nil {
-			fmt.Fprintf(stderr, "kgen test: %v\n", err)
-			return exitUser
-		}
-	}
-	if jsonOut != "" {
-		if err := writeJSON(jsonOut, m); err != nil {
-			fmt.Fprintf(stderr, "kgen test: %v\n", err)
-			return exitUser
-		}
+	if m.save(mdOut, jsonOut) != nil {
+		return exitUser
 	}
 	if m.failed() {
 		return exitUser
 	}
 	return exitOK
+}
+
+// save writes m as markdown and JSON to the paths that are set, each
+// whole or not at all, and reports the first error on stderr.
+func (m *portMatrix) save(mdOut, jsonOut string) error {
+	if mdOut != "" {
+		var sb strings.Builder
+		m.markdown(&sb)
+		if err := writeFileAtomic(mdOut, []byte(sb.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "kgen test: %v\n", err)
+			return err
+		}
+	}
+	if jsonOut != "" {
+		if err := writeJSON(jsonOut, m); err != nil {
+			fmt.Fprintf(stderr, "kgen test: %v\n", err)
+			return err
+		}
+	}
+	return nil
 }
 
 // failed reports whether a file failed to compile or a test on some
@@ -292,10 +327,18 @@ func orText(s, otherwise string) string {
 	return s
 }
 
-// build emits and compiles every file (and its reference kernels) for the
-// target into dir, with the tuning database's configs where it has them, one compile per file, files in parallel, recording
-// each file's outcome.
-func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedConfigs, dir string) {
+// compileQueue runs compiles on all cores, for every target at once.
+type compileQueue struct {
+	sem chan struct{}
+	wg  sync.WaitGroup
+}
+
+// build emits every file (and its reference kernels) for the target into
+// dir, with the tuning database's configs where it has them, and queues
+// one compile per file on q, recording each file's outcome in
+// pt.compiled and the wall time from the first compile's start to the
+// last one's end in pt.buildSeconds, once q's wait group is done.
+func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedConfigs, dir string, q *compileQueue) {
 	pt.compiled = make([]string, len(loaded))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		for i := range pt.compiled {
@@ -314,13 +357,13 @@ func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedC
 		}
 		return
 	}
-	sem := make(chan struct{}, runtime.NumCPU())
-	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first, last time.Time
 	for i := range loaded {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		q.wg.Go(func() {
+			q.sem <- struct{}{}
+			defer func() { <-q.sem }()
+			began := time.Now()
 			var d diag.List
 			pt.be.compile(ctx, []*unit{pt.units[i], pt.refs[i]}, 1, false, &d)
 			for _, dg := range d.Diags {
@@ -329,9 +372,17 @@ func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedC
 					break
 				}
 			}
-		}()
+			mu.Lock()
+			defer mu.Unlock()
+			if first.IsZero() || began.Before(first) {
+				first = began
+			}
+			if now := time.Now(); now.After(last) {
+				last = now
+			}
+			pt.buildSeconds = last.Sub(first).Seconds()
+		})
 	}
-	wg.Wait()
 }
 
 func firstLine(s string) string {
@@ -341,73 +392,71 @@ func firstLine(s string) string {
 	return s
 }
 
-// crossCheck runs every instance on every runnable target on the same
+// crossCheck runs every instance of the i'th file, l, on every runnable target on the same
 // inputs and compares each target's outputs with the first target's
 // (within twice the dtype tolerance: each side rounds on its own), and
 // with timeIt times it on each: on these inputs where the plan passed
 // its tests on that target (passed) or its outputs agree with a checked
 // target's, else after checking it as kgen bench does.
-func crossCheck(ctx context.Context, run []*portTarget, loaded []*loaded, maxWork float64, timeIt bool, copyBW float64, peaks []kgrt.Peak, passed map[*lower.Plan]bool) []portInstance {
+func crossCheck(ctx context.Context, run []*portTarget, i int, l *loaded, maxWork float64, timeIt bool, copyBW float64, peaks []kgrt.Peak, passed map[*lower.Plan]bool) []portInstance {
 	var out []portInstance
-	for i, l := range loaded {
-		first := run[0]
-		if first.compiled[i] != "" {
+	first := run[0]
+	if first.compiled[i] != "" {
+		return nil
+	}
+	for _, p := range first.units[i].plans {
+		if p.Env == nil {
 			continue
 		}
-		for _, p := range first.units[i].plans {
-			if p.Env == nil {
-				continue
-			}
-			in := portInstance{Name: p.Name, File: l.path, Cells: map[string]portTime{}}
-			inputs, err := interp.RandomInputs(p.Source, p.Env, tensor.Normal, 1)
-			if err != nil {
-				continue
-			}
-			var want []*tensor.Tensor
-			checked := false // the first target's outputs are known right: its tests or plan's check passed
-			for k, pt := range run {
-				if pt.compiled[i] != "" {
-					continue
-				}
-				q := planNamed(pt.units[i], p.Name)
-				x := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.units[i].binary}
-				c, start := portTime{}, time.Now()
-				got, err := x.Execute(ctx, q, q.Env, inputs)
-				switch {
-				case err != nil:
-					c.Agrees = "failed: " + err.Error()
-					pt.g.runner.RestartAfter(err)
-				case k == 0:
-					c.Agrees, want = "reference", got
-				case want == nil:
-					c.Agrees = "no reference outputs"
-				default:
-					c.Agrees = agreement(got, want, kgrt.Tolerances(q.Source, q.Env))
-				}
-				if timeIt && err == nil {
-					b := &bencher{g: pt.g, maxWork: maxWork, peaks: peaks}
-					rx := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.refs[i].binary}
-					var agreed []*tensor.Tensor
-					if (passed[q] || checked) && (c.Agrees == "ok" || c.Agrees == "reference") {
-						agreed = inputs
-					}
-					row := b.plan(ctx, pt.units[i], q, x, rx, pt.refs[i].plans, copyBW, agreed)
-					checked = checked || (k == 0 && (passed[q] || row.Error == ""))
-					c.Time, c.GBps, c.CopyFrac, c.TFLOPs, c.Unit, c.PeakFrac, c.Error = row.Time, row.GBps, row.CopyFrac, row.TFLOPs, row.Unit, row.PeakFrac, row.Error
-					c.RoofFrac = max(c.CopyFrac, c.PeakFrac)
-				}
-				c.Seconds = time.Since(start).Seconds()
-				in.Cells[pt.tgt.String()] = c
-			}
-			var took []string
-			for _, pt := range run {
-				if c, ok := in.Cells[pt.tgt.String()]; ok {
-					took = append(took, fmt.Sprintf("%s %.1f s", pt.tgt, c.Seconds))
-				}
-			}
-			fmt.Fprintf(stderr, "cross-check: %s (%s)\n", p.Name, strings.Join(took, ", "))
-			out = append(out, in)
+		in := portInstance{Name: p.Name, File: l.path, Cells: map[string]portTime{}}
+		inputs, err := interp.RandomInputs(p.Source, p.Env, tensor.Normal, 1)
+		if err != nil {
+			continue
 		}
+		var want []*tensor.Tensor
+		checked := false // the first target's outputs are known right: its tests or plan's check passed
+		for k, pt := range run {
+			if pt.compiled[i] != "" {
+				continue
+			}
+			q := planNamed(pt.units[i], p.Name)
+			x := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.units[i].binary}
+			c, start := portTime{}, time.Now()
+			got, err := x.Execute(ctx, q, q.Env, inputs)
+			switch {
+			case err != nil:
+				c.Agrees = "failed: " + err.Error()
+				pt.g.runner.RestartAfter(err)
+			case k == 0:
+				c.Agrees, want = "reference", got
+			case want == nil:
+				c.Agrees = "no reference outputs"
+			default:
+				c.Agrees = agreement(got, want, kgrt.Tolerances(q.Source, q.Env))
+			}
+			if timeIt && err == nil {
+				b := &bencher{g: pt.g, maxWork: maxWork, peaks: peaks}
+				rx := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.refs[i].binary}
+				var agreed []*tensor.Tensor
+				if (passed[q] || checked) && (c.Agrees == "ok" || c.Agrees == "reference") {
+					agreed = inputs
+				}
+				row := b.plan(ctx, pt.units[i], q, x, rx, pt.refs[i].plans, copyBW, agreed)
+				checked = checked || (k == 0 && (passed[q] || row.Error == ""))
+				c.Time, c.GBps, c.CopyFrac, c.TFLOPs, c.Unit, c.PeakFrac, c.Error = row.Time, row.GBps, row.CopyFrac, row.TFLOPs, row.Unit, row.PeakFrac, row.Error
+				c.RoofFrac = max(c.CopyFrac, c.PeakFrac)
+			}
+			c.Seconds = time.Since(start).Seconds()
+			in.Cells[pt.tgt.String()] = c
+		}
+		var took []string
+		for _, pt := range run {
+			if c, ok := in.Cells[pt.tgt.String()]; ok {
+				took = append(took, fmt.Sprintf("%s %.1f s", pt.tgt, c.Seconds))
+			}
+		}
+		fmt.Fprintf(stderr, "cross-check: %s (%s)\n", p.Name, strings.Join(took, ", "))
+		out = append(out, in)
 	}
 	return out
 }
@@ -528,8 +577,14 @@ func (m *portMatrix) markdown(w io.Writer) {
 				timed = fmt.Sprintf("copy %.0f GB/s%s", p.CopyGBps, peaksText(p.Peaks, ""))
 			}
 			fmt.Fprintf(w, "\n- %s, %s: %s; %s", p.Date, orText(p.GPU, "no GPU"), timed, strings.Join(p.Files, ", "))
+			if len(p.NotRun) > 0 {
+				fmt.Fprintf(w, "; stopped before %s", strings.Join(p.NotRun, ", "))
+			}
 		}
 		fmt.Fprintln(w)
+	}
+	if len(m.NotRun) > 0 {
+		fmt.Fprintf(w, "\nNot run: the run was stopped before %s.\n", strings.Join(m.NotRun, ", "))
 	}
 	fmt.Fprint(w, "\n| target | toolchain | runs here |\n| --- | --- | --- |\n")
 	for _, t := range m.Targets {

@@ -21,6 +21,7 @@ type portPart struct {
 	Files    []string    `json:"files"`
 	CopyGBps float64     `json:"copy_gbps,omitempty"`
 	Peaks    []kgrt.Peak `json:"matrix_peaks,omitempty"`
+	NotRun   []string    `json:"not_run,omitempty"` // the files it was stopped before
 }
 
 // parts lists the runs m was measured in: its Parts when merged, else
@@ -29,7 +30,7 @@ func (m *portMatrix) parts() []portPart {
 	if len(m.Parts) > 0 {
 		return m.Parts
 	}
-	p := portPart{Date: m.Date, GPU: m.GPU, CopyGBps: m.CopyGBps, Peaks: m.Peaks}
+	p := portPart{Date: m.Date, GPU: m.GPU, CopyGBps: m.CopyGBps, Peaks: m.Peaks, NotRun: m.NotRun}
 	for _, f := range m.Files {
 		p.Files = append(p.Files, f.File)
 	}

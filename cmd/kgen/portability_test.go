@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,7 +54,8 @@ func TestParseTargets(t *testing.T) {
 
 // Two portability runs of one GPU, split by files: the first ran a.kg on
 // two targets, timing its instance (a contraction, bound by its bf16
-// peak), the second b.kg, whose instance differs between the targets.
+// peak), and was stopped before b.kg and c.kg; the second ran b.kg,
+// whose instance differs between the targets.
 const (
 	matrixRunA = `{
   "date": "2026-11-26T06:00:00Z", "gpu": "NVIDIA H100 80GB HBM3", "copy_gbps": 3000,
@@ -65,7 +67,8 @@ const (
     "triton:sm_90": {"compiles": true, "plans": 2, "passed": 2}, "hip:gfx90a": {"compiles": true}}}],
   "instances": [{"name": "mm", "file": "a.kg", "cells": {
     "cuda:sm_90": {"agrees": "reference", "time": {"median_us": 100}, "copy_fraction": 0.2, "tflops": 0.5, "matrix_unit": "bf16", "peak_fraction": 0.5, "roofline_fraction": 0.5},
-    "triton:sm_90": {"agrees": "ok", "time": {"median_us": 50}, "copy_fraction": 0.4, "roofline_fraction": 0.4}}}]
+    "triton:sm_90": {"agrees": "ok", "time": {"median_us": 50}, "copy_fraction": 0.4, "roofline_fraction": 0.4}}}],
+  "not_run": ["b.kg", "c.kg"]
 }`
 	matrixRunB = `{
   "date": "2026-11-26T05:00:00Z", "gpu": "NVIDIA H100 80GB HBM3", "copy_gbps": 2990,
@@ -98,6 +101,9 @@ func TestMergeMatrices(t *testing.T) {
 	if len(m.Targets) != 4 || len(m.Files) != 2 || len(m.Instances) != 2 || len(m.Parts) != 2 {
 		t.Errorf("%d targets, %d files, %d instances, %d parts; want 4, 2, 2, 2", len(m.Targets), len(m.Files), len(m.Instances), len(m.Parts))
 	}
+	if len(m.NotRun) != 0 || !slices.Equal(m.Parts[0].NotRun, []string{"b.kg", "c.kg"}) {
+		t.Errorf("not run: %q, and %q in the first run; want none, and b.kg, c.kg", m.NotRun, m.Parts[0].NotRun)
+	}
 	if m.Date != "2026-11-26T05:00:00Z" || m.CopyGBps != 2990 || len(m.Peaks) != 1 {
 		t.Errorf("date %s, copy %g, %d peaks; want the earliest date, 2990, 1", m.Date, m.CopyGBps, len(m.Peaks))
 	}
@@ -105,7 +111,7 @@ func TestMergeMatrices(t *testing.T) {
 	for _, s := range []string{
 		"| mm | = 100.0 us, 50% of roofline (bf16 peak), 0 TFLOP/s | = 50.0 us, 40% of roofline (copy) |",
 		"| relu | = | DIFFERS: 2 of 8 elements differ |",
-		"- 2026-11-26T06:00:00Z, NVIDIA H100 80GB HBM3: copy 3000 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); a.kg",
+		"- 2026-11-26T06:00:00Z, NVIDIA H100 80GB HBM3: copy 3000 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); a.kg; stopped before b.kg, c.kg\n",
 		"| b.kg | compiles; 1/1 correct | compiles; 1/1 correct | - |",
 		"| hip:gfx90a | hipcc 5.2 | compile only: no GPU of this target here |",
 		"| hip:gfx908 | - | hipcc not found |",
@@ -133,5 +139,44 @@ func TestMergeMatrices(t *testing.T) {
 		if fileExists(out) {
 			t.Errorf("%s: wrote %s", c.name, out)
 		}
+	}
+}
+
+// TestPortabilityCompileOnly runs the portability run of two files for two
+// CUDA targets on a machine without their GPU (or with it: then the
+// targets that run here are tested too): every file compiles on every
+// target, in the order given, the run was not stopped, and the matrix is
+// written both ways.
+func TestPortabilityCompileOnly(t *testing.T) {
+	needNVCC(t)
+	dir := t.TempDir()
+	a := writeFile(t, dir, "scale.kg", "kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {\n  Y[i] = 2.0 * X[i]\n}\n")
+	b := writeFile(t, dir, "rowsum.kg", "kernel rowsum<M, N>(X: f32[M, N]) -> (Y: f32[M]) {\n  Y[i] = sum[j](X[i, j])\n}\n")
+	md, js := filepath.Join(dir, "m.md"), filepath.Join(dir, "m.json")
+	code, _, stderr := kgen(t, "test", "--target", "cuda:sm_80,cuda:sm_90", "--matrix-md", md, "--matrix-json", js, a, b)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	m, err := readMatrix(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Files) != 2 || m.Files[0].File != a || m.Files[1].File != b || len(m.NotRun) != 0 {
+		t.Fatalf("files %+v, not run %q; want %s and %s, none left", m.Files, m.NotRun, a, b)
+	}
+	for _, f := range m.Files {
+		for _, tgt := range []string{"cuda:sm_80", "cuda:sm_90"} {
+			if c, ok := f.Cells[tgt]; !ok || !c.Compiles {
+				t.Errorf("%s on %s: %+v, want compiles", f.File, tgt, c)
+			}
+		}
+	}
+	for _, s := range []string{"cuda:sm_80: built in ", "cuda:sm_90: built in ", "all targets built in "} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+	if text, err := os.ReadFile(md); err != nil || !strings.Contains(string(text), "| "+b+" | compiles") || strings.Contains(string(text), "Not run") {
+		t.Errorf("markdown (%v):\n%s", err, text)
 	}
 }

@@ -172,10 +172,7 @@ func Run(k *ir.Kernel, env *ir.Env, inputs []*tensor.Tensor, opts Options) (outs
 // InputSeed is the seed RandomInputs uses for input i: a SplitMix64 hash of
 // seed and i, so that inputs get unrelated streams.
 func InputSeed(seed uint64, i int) uint64 {
-	z := seed + uint64(i+1)*0x9E3779B97F4A7C15
-	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
-	z = (z ^ z>>27) * 0x94D049BB133111EB
-	return z ^ z>>31
+	return tensor.SplitMix(seed, uint64(i))
 }
 
 // RandomInputs makes seeded inputs for k at env: input i is drawn from dist

@@ -145,44 +145,69 @@ func Compare(got, want *tensor.Tensor, tol Tolerance) (float64, *Mismatch, error
 	if got.DType != want.DType || len(got.Shape) != len(want.Shape) || got.Len() != want.Len() {
 		return 0, nil, fmt.Errorf("compare: got %s%v, want %s%v", got.DType, got.Shape, want.DType, want.Shape)
 	}
+	// Both passes run in tensor.ForChunks's fixed chunks, and the chunks'
+	// results are combined in order: the same numbers on any machine.
 	n := want.Len()
-	sumsq := 0.0
-	finite := 0
-	for i := int64(0); i < n; i++ {
-		if w := want.Float(i); !math.IsNaN(w) && !math.IsInf(w, 0) {
-			sumsq += w * w
-			finite++
+	chunks := (n + tensor.ChunkLen - 1) / tensor.ChunkLen
+	sums := make([]float64, chunks)
+	counts := make([]int64, chunks)
+	tensor.ForChunks(n, func(lo, hi int64) {
+		sumsq, finite := 0.0, int64(0)
+		for i := lo; i < hi; i++ {
+			if w := want.Float(i); !math.IsNaN(w) && !math.IsInf(w, 0) {
+				sumsq += w * w
+				finite++
+			}
 		}
+		sums[lo/tensor.ChunkLen], counts[lo/tensor.ChunkLen] = sumsq, finite
+	})
+	sumsq, finite := 0.0, int64(0)
+	for c := range sums {
+		sumsq += sums[c]
+		finite += counts[c]
 	}
 	rms := 0.0
 	if finite > 0 {
 		rms = math.Sqrt(sumsq / float64(finite))
 	}
+	parts := make([]Mismatch, chunks)
+	tensor.ForChunks(n, func(lo, hi int64) {
+		m := Mismatch{First: -1}
+		for i := lo; i < hi; i++ {
+			g, w := got.Float(i), want.Float(i)
+			ok := false
+			switch {
+			case math.IsNaN(w):
+				ok = math.IsNaN(g)
+			case math.IsNaN(g):
+				m.NaNs++
+			case math.IsInf(w, 0) || math.IsInf(g, 0):
+				ok = g == w
+			default:
+				scale := math.Abs(w) + rms
+				diff := math.Abs(g - w)
+				if scale > 0 {
+					m.MaxError = max(m.MaxError, diff/scale)
+				}
+				ok = diff <= tol.Atol+tol.Rtol*scale
+			}
+			if !ok {
+				if m.Bad == 0 {
+					m.First, m.Got, m.Want = i, g, w
+				}
+				m.Bad++
+			}
+		}
+		parts[lo/tensor.ChunkLen] = m
+	})
 	m := &Mismatch{First: -1}
-	for i := int64(0); i < n; i++ {
-		g, w := got.Float(i), want.Float(i)
-		ok := false
-		switch {
-		case math.IsNaN(w):
-			ok = math.IsNaN(g)
-		case math.IsNaN(g):
-			m.NaNs++
-		case math.IsInf(w, 0) || math.IsInf(g, 0):
-			ok = g == w
-		default:
-			scale := math.Abs(w) + rms
-			diff := math.Abs(g - w)
-			if scale > 0 {
-				m.MaxError = max(m.MaxError, diff/scale)
-			}
-			ok = diff <= tol.Atol+tol.Rtol*scale
+	for _, p := range parts {
+		if p.Bad > 0 && m.Bad == 0 {
+			m.First, m.Got, m.Want = p.First, p.Got, p.Want
 		}
-		if !ok {
-			if m.Bad == 0 {
-				m.First, m.Got, m.Want = i, g, w
-			}
-			m.Bad++
-		}
+		m.Bad += p.Bad
+		m.NaNs += p.NaNs
+		m.MaxError = max(m.MaxError, p.MaxError)
 	}
 	if m.Bad == 0 {
 		return m.MaxError, nil, nil

@@ -55,6 +55,31 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareChunks compares a tensor long enough to be compared in
+// several parallel chunks: the counts add up over the chunks, the first
+// bad element is the lowest index, and the rms (here 1: every element of
+// want is ±1) is taken over all of them.
+func TestCompareChunks(t *testing.T) {
+	n := 3*tensor.ChunkLen + 5
+	want := tensor.New(ir.F32, []int64{int64(n)})
+	for i := range int64(n) {
+		want.SetFloat(i, float64(1-2*(i%2)))
+	}
+	got := tensor.New(ir.F32, []int64{int64(n)})
+	copy(got.Data, want.Data)
+	bad1, nan, bad2 := int64(tensor.ChunkLen+7), int64(2*tensor.ChunkLen+3), int64(3*tensor.ChunkLen+2)
+	got.SetFloat(bad2, 5) // error 4 / (1 + 1) = 2
+	got.SetFloat(nan, math.NaN())
+	got.SetFloat(bad1, 1.25) // want -1 (odd index): error 2.25 / 2
+	e, m, err := Compare(got, want, Tolerance{Rtol: 1e-3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m == nil || m.Bad != 3 || m.NaNs != 1 || m.First != bad1 || m.Got != 1.25 || m.Want != -1 || e != 2 {
+		t.Errorf("max error %g, mismatch %+v; want 3 bad, 1 NaN, first %d (got 1.25, want -1), max error 2", e, m, bad1)
+	}
+}
+
 // TestTolerancesFloatToInt: an integer output converted from float
 // arithmetic, directly or through an output it reads, may be off by one;
 // one computed from integers alone must match exactly.

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"kgen.dev/kgen/ir"
 )
@@ -44,14 +46,11 @@ func (d Dist) String() string {
 	return fmt.Sprintf("dist(%d)", int(d))
 }
 
-// pcgStream fixes the PCG increment so that the seed alone selects the
-// sequence.
-const pcgStream = 0x6b67656e2e646576 // "kgen.dev"
-
 // Random returns a tensor of values drawn from d and rounded to dt. The
-// bytes depend only on the arguments: only PCG's raw 64-bit outputs are
-// used (math/rand/v2's derived methods may change between Go releases),
-// and the float math below is fused-multiply-add-proof and free of
+// bytes depend only on the arguments: element i's value is a function of
+// seed and i alone (SplitMix, below), so large tensors are filled in
+// parallel, in chunks, with the same bytes on any number of cores; the
+// float math below is fused-multiply-add-proof and free of
 // platform-specific assembly. Integer dtypes always get integers in their
 // range: Normal gives round(3x) saturated, Uniform and Ints [-8, 8], Large
 // [-100, 100] (u8: [0, 16] and [0, 200]). Bool gets fair coin flips for
@@ -61,22 +60,86 @@ func Random(dt ir.DType, shape []int64, d Dist, seed uint64) *Tensor {
 		panic(fmt.Sprintf("tensor.Random: invalid distribution %v", d))
 	}
 	t := New(dt, shape)
-	src := rand.NewPCG(seed, pcgStream)
-	n := t.Len()
-	for i := range n {
-		switch {
-		case dt == ir.Bool:
-			t.SetInt(i, int64(src.Uint64()>>63))
-		case dt.IsInt():
-			t.SetInt(i, randInt(src, dt, d))
-		default:
-			t.SetFloat(i, randFloat(src, d))
+	ForChunks(t.Len(), func(lo, hi int64) {
+		for i := lo; i < hi; i++ {
+			src := elemSource{seed: seed, i: uint64(i)}
+			switch {
+			case dt == ir.Bool:
+				t.SetInt(i, int64(src.Uint64()>>63))
+			case dt.IsInt():
+				t.SetInt(i, randInt(&src, dt, d))
+			default:
+				t.SetFloat(i, randFloat(&src, d))
+			}
 		}
-	}
+	})
 	return t
 }
 
-func randInt(src *rand.PCG, dt ir.DType, d Dist) int64 {
+// SplitMix returns the i'th output (from 0) of the SplitMix64 generator
+// seeded with seed: its state after i+1 steps is seed + (i+1)·γ, so any
+// output is computed directly, without the ones before it.
+func SplitMix(seed, i uint64) uint64 {
+	z := seed + (i+1)*0x9E3779B97F4A7C15
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	return z ^ z>>31
+}
+
+// elemSource is the stream of random words that element i of a tensor
+// draws from: its first word is SplitMix(seed, i); the rare value that
+// needs more (a rejected draw in uniformN) takes them from a SplitMix
+// generator of its own, seeded by that first word.
+type elemSource struct {
+	seed, i uint64
+	n       uint64 // words drawn
+	first   uint64
+}
+
+func (s *elemSource) Uint64() uint64 {
+	s.n++
+	if s.n == 1 {
+		s.first = SplitMix(s.seed, s.i)
+		return s.first
+	}
+	return SplitMix(s.first, s.n-2)
+}
+
+// ChunkLen is the number of elements each parallel task of
+// ForChunks covers. It is fixed, not derived from the core count, so
+// that a computation whose result depends on its chunks (a sum of
+// per-chunk sums) does not depend on the machine.
+const ChunkLen = 1 << 16
+
+// ForChunks calls f on [0, n) split into chunks of ChunkLen
+// elements, on all cores, and returns when every call has.
+func ForChunks(n int64, f func(lo, hi int64)) {
+	chunks := (n + ChunkLen - 1) / ChunkLen
+	workers := min(int64(runtime.GOMAXPROCS(0)), chunks)
+	if workers <= 1 {
+		for lo := int64(0); lo < n; lo += ChunkLen {
+			f(lo, min(lo+ChunkLen, n))
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				c := next.Add(1) - 1
+				if c >= chunks {
+					return
+				}
+				lo := c * ChunkLen
+				f(lo, min(lo+ChunkLen, n))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func randInt(src *elemSource, dt ir.DType, d Dist) int64 {
 	lo, hi := int64(-8), int64(8)
 	switch d {
 	case Normal:
@@ -91,7 +154,7 @@ func randInt(src *rand.PCG, dt ir.DType, d Dist) int64 {
 	return lo + int64(uniformN(src, uint64(hi-lo+1)))
 }
 
-func randFloat(src *rand.PCG, d Dist) float64 {
+func randFloat(src *elemSource, d Dist) float64 {
 	switch d {
 	case Normal:
 		return normal(src)
@@ -110,7 +173,7 @@ func randFloat(src *rand.PCG, d Dist) float64 {
 
 // uniformN returns an integer uniform in [0, n) by Lemire's multiply and
 // reject method.
-func uniformN(src *rand.PCG, n uint64) uint64 {
+func uniformN(src *elemSource, n uint64) uint64 {
 	hi, lo := bits.Mul64(src.Uint64(), n)
 	if lo < n {
 		thresh := -n % n
@@ -124,7 +187,7 @@ func uniformN(src *rand.PCG, n uint64) uint64 {
 // normal draws a standard normal by inverting the CDF of a uniform in
 // (0, 1). One draw per value keeps the stream position independent of the
 // values, unlike rejection methods.
-func normal(src *rand.PCG) float64 {
+func normal(src *elemSource) float64 {
 	k := src.Uint64() >> 12
 	p := float64(2*k+1) * 0x1p-53 // exact, in (0, 1), symmetric: 1-p is exact too
 	return normalQuantile(p)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -60,14 +61,24 @@ func TestRandomDeterministic(t *testing.T) {
 // TestRandomGolden pins the output so that a change of platform, Go release
 // or implementation that alters generated inputs is noticed: recorded test
 // inputs would silently stop matching. Uniform is also recomputed
-// independently from the PCG stream.
+// independently, from SplitMix64 stepped one state at a time as its
+// authors define it, and a tensor long enough to be filled in parallel
+// chunks must equal the same draws made one element at a time.
 func TestRandomGolden(t *testing.T) {
-	src := rand.NewPCG(5, pcgStream)
-	x := Random(ir.F64, []int64{4}, Uniform, 5)
-	for i := range int64(4) {
-		want := float64(src.Uint64()>>11)/(1<<52) - 1
+	state := uint64(5)
+	splitmix64 := func() uint64 {
+		state += 0x9e3779b97f4a7c15
+		z := state
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		return z ^ (z >> 31)
+	}
+	n := int64(3*ChunkLen + 17)
+	x := Random(ir.F64, []int64{n}, Uniform, 5)
+	for i := range n {
+		want := float64(splitmix64()>>11)/(1<<52) - 1
 		if got := x.Float(i); got != want {
-			t.Errorf("Uniform element %d = %v, want %v", i, got, want)
+			t.Fatalf("Uniform element %d = %v, want %v", i, got, want)
 		}
 	}
 	var h = sha256.New()
@@ -76,9 +87,49 @@ func TestRandomGolden(t *testing.T) {
 			h.Write(Random(dt, []int64{1000}, d, 1).Data)
 		}
 	}
-	const want = "e23941f221624be0298977d1022cf079a820202b2e0b36d73692eec5dcfdac6e"
+	const want = "97dcb4897dc5767bbd4fb0f5da1f971cf481e62864e925dd5b06c11b1ce9b82e"
 	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
 		t.Errorf("random inputs changed: hash %s, want %s", got, want)
+	}
+}
+
+// TestRandomParallel fills tensors of several chunks on one core and on
+// several: the bytes must not depend on the number of cores.
+func TestRandomParallel(t *testing.T) {
+	shape := []int64{2*ChunkLen + 5}
+	var serial [][]byte
+	old := runtime.GOMAXPROCS(1)
+	for _, d := range allDists {
+		serial = append(serial, Random(ir.BF16, shape, d, 9).Data)
+	}
+	runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	for k, d := range allDists {
+		if !bytes.Equal(Random(ir.BF16, shape, d, 9).Data, serial[k]) {
+			t.Errorf("%v: 4 cores and 1 give different bytes", d)
+		}
+	}
+}
+
+// TestUniformNRejects draws from a range so wide that half of all words
+// are rejected: every value must be in range, and the draws beyond the
+// first must come from the element's own stream (deterministic).
+func TestUniformNRejects(t *testing.T) {
+	const n = 1<<63 + 1
+	retried := 0
+	for i := range uint64(200) {
+		a := elemSource{seed: 3, i: i}
+		b := elemSource{seed: 3, i: i}
+		x, y := uniformN(&a, n), uniformN(&b, n)
+		if x >= n || x != y {
+			t.Fatalf("element %d: %d and %d, want equal and below %d", i, x, y, uint64(n))
+		}
+		if a.n > 1 {
+			retried++
+		}
+	}
+	if retried < 50 {
+		t.Errorf("%d of 200 elements drew more than one word; about half should", retried)
 	}
 }
 
@@ -267,4 +318,17 @@ func TestRandomInvalidDist(t *testing.T) {
 		}
 	}()
 	Random(ir.F32, []int64{1}, Dist(7), 0)
+}
+
+// BenchmarkRandom fills a 16 Mi-element f32 tensor from each
+// distribution.
+func BenchmarkRandom(b *testing.B) {
+	for _, d := range allDists {
+		b.Run(d.String(), func(b *testing.B) {
+			b.SetBytes(4 << 24)
+			for b.Loop() {
+				Random(ir.F32, []int64{1 << 24}, d, 1)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 	"kgen.dev/kgen/runtime"
 )
@@ -63,24 +64,26 @@ instance f32_3001 = softmax<R = 4096, D = 3001>
 instance f32_16k = softmax<R = 4096, D = 16384>
 instance f32_1k = softmax<R = 4096, D = 1024>
 instance few_rows = softmax<R = 16, D = 16384>
+instance f32_49 = softmax<R = 131072, D = 49>
+instance f32_100 = softmax<R = 4096, D = 100>
+instance bf16_256 = norm_bf16<R = 4096, D = 256>
 `
 	want := map[string]string{
-		"bf16_4k":  "CLUSTER=1, PREFETCH=0, THREADS=512, VEC=8",
-		"f32_3000": "CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"f32_3001": "CLUSTER=1, PREFETCH=1, THREADS=512, VEC=1",
-		"f32_16k":  "CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
-		"f32_1k":   "CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
-		"few_rows": "CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		"bf16_4k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=8",
+		"f32_3000": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
+		"f32_3001": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=512, VEC=1",
+		"f32_16k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
+		"f32_1k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
+		"few_rows": "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		// Short rows: groups of 8 threads for 49 elements (32 rows a
+		// block of 256; 49 is no whole number of 4-element chunks), of
+		// 16 for 100 (chunks of 4 f32), of 32 for 256 bf16 (chunks of 8:
+		// one a thread).
+		"f32_49":   "BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=1",
+		"f32_100":  "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=4",
+		"bf16_256": "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=8",
 	}
-	prog, diags := frontend.CheckSource("rowdefault.kg", src)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	tgt, err := runtime.ParseTarget("cuda:sm_90")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sm90 := tgt.Limits()
+	prog, sm90 := checkOnSm90(t, "rowdefault.kg", src)
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
 		if err != nil {
@@ -91,4 +94,63 @@ instance few_rows = softmax<R = 16, D = 16384>
 			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
 		}
 	}
+}
+
+// TestRowGroupsCheck: a block may share its threads among BLOCK_ROWS rows in
+// groups of 2 to 32 threads, neither prefetching nor in clusters; the grid
+// then has a block per BLOCK_ROWS rows, rounded up.
+func TestRowGroupsCheck(t *testing.T) {
+	prog, sm90 := checkOnSm90(t, "groups.kg", `
+kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance short = rowsum<R = 1000, D = 49>
+`)
+	in := prog.Instances[0]
+	for _, c := range []struct {
+		cfg    lower.Config
+		blocks string // "" when refused
+	}{
+		{lower.Config{"THREADS": 256, "BLOCK_ROWS": 8}, "125"},  // 32 threads a row
+		{lower.Config{"THREADS": 64, "BLOCK_ROWS": 32}, "32"},   // 2 threads a row; 1000 / 32 rounded up
+		{lower.Config{"THREADS": 1024, "BLOCK_ROWS": 32}, "32"}, // a warp a row
+		{lower.Config{"THREADS": 1024, "BLOCK_ROWS": 16}, ""},   // 64 threads a row
+		{lower.Config{"THREADS": 256, "BLOCK_ROWS": 8, "PREFETCH": 1}, ""},
+		{lower.Config{"THREADS": 256, "BLOCK_ROWS": 8, "CLUSTER": 2}, ""},
+		{lower.Config{"THREADS": 256, "BLOCK_ROWS": 1, "PREFETCH": 0}, "1000"}, // a block a row
+	} {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := lower.Config{"CLUSTER": 1, "PREFETCH": 0, "VEC": 1}
+		for k, v := range c.cfg {
+			cfg[k] = v
+		}
+		_, err = lower.Override(p, cfg, sm90)
+		switch {
+		case c.blocks == "" && err == nil:
+			t.Errorf("%s: accepted, want refused", cfg)
+		case c.blocks != "" && err != nil:
+			t.Errorf("%s: %v", cfg, err)
+		case c.blocks != "":
+			if got := lower.SizeText(p.Launches[0].Grid().Blocks); got != c.blocks {
+				t.Errorf("%s: %s blocks, want %s", cfg, got, c.blocks)
+			}
+		}
+	}
+}
+
+// checkOnSm90 checks the spec src and returns it with cuda:sm_90's limits.
+func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
+	t.Helper()
+	prog, diags := frontend.CheckSource(name, src)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	tgt, err := runtime.ParseTarget("cuda:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, tgt.Limits()
 }

@@ -33,8 +33,8 @@ type PreludeParts struct {
 	// BlockReduce defines kg_block_reduce (and, for CUDA, the clusters'
 	// kg_cluster_reduce): warp shuffles and shared memory.
 	BlockReduce string
-	// ColCombine defines kg_shfl_xor and kg_col_combine (template
-	// col-reduce).
+	// ColCombine defines kg_col_combine (template col-reduce), and
+	// kg_shfl_xor unless BlockReduce did.
 	ColCombine string
 	// Widen defines kg_widen for the matrix tiles' 16-bit operands (and
 	// tf32 ones).
@@ -46,7 +46,7 @@ type PreludeParts struct {
 
 // Assemble is the whole prelude.
 func (p PreludeParts) Assemble() string {
-	return p.Head + piece("scalar.h") + p.BlockReduce + piece("vec.h") + p.ColCombine + piece("tiles.h") +
+	return p.Head + piece("scalar.h") + p.BlockReduce + piece("vec.h") + p.ColCombine + piece("group.h") + piece("tiles.h") +
 		p.Widen + piece("rows.h") + p.Matrix + piece("simt.h")
 }
 

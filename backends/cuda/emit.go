@@ -73,10 +73,11 @@ type emitter struct {
 	cached                                 []*ir.Tensor // cache's keys, in order
 	loop                                   *ir.Index
 	cacheN, cacheJ, cacheThreads, cacheVec int64
-	// cluster is the blocks sharing a row in a row-reduce launch, rowTid
-	// and rowThreads a thread's place among the row's threads and their
-	// number (C expressions).
-	cluster            int64
+	// cluster is the blocks sharing a row in a row-reduce launch, group
+	// the threads of a row when a block takes several (BLOCK_ROWS > 1;
+	// else 0), rowTid and rowThreads a thread's place among the row's
+	// threads and their number (C expressions).
+	cluster, group     int64
 	rowTid, rowThreads string
 	rowIndex           []*ir.Index
 }

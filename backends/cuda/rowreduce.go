@@ -9,14 +9,16 @@ import (
 	"kgen.dev/kgen/lower"
 )
 
-// rowReduce renders a row-reduce launch: a block per row (grid-stride over
-// rows), or with CLUSTER > 1 a cluster of blocks per row; each fused let's
-// reductions are split across the row's threads and combined by
-// kg_block_reduce (shuffles within warps, shared memory across them) or
-// kg_cluster_reduce (then the blocks' results through distributed shared
-// memory); the let's value then lives in a register every thread holds;
-// finally the threads share the row's output elements, or the row's first
-// thread writes its single result.
+// rowReduce renders a row-reduce launch: a block per row (grid-stride
+// over rows), or with CLUSTER > 1 a cluster of blocks per row, or with
+// BLOCK_ROWS > 1 a group of THREADS / BLOCK_ROWS threads per row,
+// BLOCK_ROWS rows a block; each fused let's reductions are split across
+// the row's threads and combined by kg_block_reduce (shuffles within
+// warps, shared memory across them), kg_cluster_reduce (then the blocks'
+// results through distributed shared memory) or kg_group_reduce (shuffles
+// within the group); the let's value then lives in a register every
+// thread holds; finally the threads share the row's output elements, or
+// the row's first thread writes its single result.
 func (e *emitter) rowReduce(l *lower.Launch) {
 	e.regs, e.reduced = map[*ir.Tensor]string{}, map[*ir.Reduce]string{}
 	aliases := lower.RowAliases(l)
@@ -35,8 +37,13 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			}
 		}
 	}
+	if lower.RowsPerBlock(l) > 1 {
+		e.group = lower.RowThreads(l)
+	}
 	for _, t := range accTypes {
-		e.printf("  __shared__ %s kg_smem_%s[32];\n", e.cType(t), t)
+		if e.group == 0 {
+			e.printf("  __shared__ %s kg_smem_%s[32];\n", e.cType(t), t)
+		}
 	}
 	e.printf("  const int64_t kg_rows = %s;\n", e.expr(lower.Rows(l)))
 	// A row's threads: the block's, or the cluster's blocks' in rank order.
@@ -47,6 +54,11 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("  const int kg_vt = blockIdx.x %% %d * %d + threadIdx.x;  // the thread's place in its cluster\n", e.cluster, l.Config["THREADS"])
 		e.rowTid, e.rowThreads = "kg_vt", strconv.FormatInt(lower.RowThreads(l), 10)
 		first, step = fmt.Sprintf("blockIdx.x / %d", e.cluster), fmt.Sprintf("gridDim.x / %d", e.cluster)
+	}
+	if e.group > 0 {
+		e.printf("  const int kg_gt = threadIdx.x %% %d;  // the thread's place in its row's group\n", e.group)
+		e.printf("  const int64_t kg_g = threadIdx.x / %d;  // the group's row among the block's\n", e.group)
+		e.rowTid, e.rowThreads = "kg_gt", strconv.FormatInt(e.group, 10)
 	}
 	rows := final.Index[:l.RowDims]
 	cached := e.rowCache(l, stmts)
@@ -76,7 +88,19 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.loadRows("    ", "kg_n_")
 		e.printf("  }\n")
 	}
-	e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
+	live := "" // with groups: the condition that the group's row exists
+	if e.group > 0 {
+		// Every group of the block loops as often as the others, so that
+		// the shuffles find the whole warp; where the rows run out, a
+		// group recomputes the last row and stores nothing.
+		r := lower.RowsPerBlock(l)
+		e.printf("  for (int64_t kg_rbase = (int64_t)blockIdx.x * %d; kg_rbase < kg_rows; kg_rbase += (int64_t)gridDim.x * %d) {\n", r, r)
+		e.printf("    const bool kg_live = kg_rbase + kg_g < kg_rows;\n")
+		e.printf("    const int64_t kg_row = kg_live ? kg_rbase + kg_g : kg_rows - 1;\n")
+		live = "kg_live"
+	} else {
+		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
+	}
 	e.decompose("    ", "kg_row", "kg_rrest", rows)
 	if prefetch {
 		e.declareRows("    ", "kg_c_")
@@ -102,23 +126,37 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    }\n")
 		e.regs[s.Target] = reg
 	}
+	// The row's outputs: no shuffles from here on but the single result's
+	// reductions, so a group whose row is past the end may skip them.
+	ind := "    "
+	if live != "" && len(final.Index) > l.RowDims {
+		e.printf("    if (%s) {\n", live)
+		ind = "      "
+	}
 	if len(final.Index) > l.RowDims && cached && e.cacheVec > 1 {
-		e.storeChunks("    ", final, outLoads)
+		e.storeChunks(ind, final, outLoads)
 	} else if len(final.Index) > l.RowDims {
-		e.printf("    const int64_t kg_cols = %s;\n", e.expr(lower.Cols(l)))
-		in := e.rowLoop("    ", "kg_q", "kg_cols", final.Index[l.RowDims:])
+		e.printf("%sconst int64_t kg_cols = %s;\n", ind, e.expr(lower.Cols(l)))
+		in := e.rowLoop(ind, "kg_q", "kg_cols", final.Index[l.RowDims:])
 		e.decompose(in, "kg_q", "kg_crest", final.Index[l.RowDims:])
 		e.store(in, final)
-		e.closeRowLoop("    ")
+		e.closeRowLoop(ind)
 	} else {
 		e.blockReductions("    ", final.Value)
-		e.printf("    if (%s == 0) {\n", e.rowTid)
+		first := e.rowTid + " == 0"
+		if live != "" {
+			first += " && " + live
+		}
+		e.printf("    if (%s) {\n", first)
 		e.store("      ", final)
+		e.printf("    }\n")
+	}
+	if ind != "    " {
 		e.printf("    }\n")
 	}
 	e.printf("  }\n")
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
-	e.cluster, e.rowTid, e.rowThreads = 0, "", ""
+	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""
 }
 
 // rowCache decides whether the launch keeps rows of its inputs in
@@ -338,10 +376,14 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 		e.decompose(in, "kg_k", "kg_krest", r.Axes)
 		e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
 		e.closeRowLoop(indent + "  ")
-		if e.cluster > 1 {
+		switch {
+		case e.group > 0:
+			e.printf("%s  %s = kg_group_reduce<%d, %s>(kg_part, [](%s a, %s b) { return %s; });\n",
+				indent, reg, e.group, t, t, t, combine(r.Op, t, "a", "b"))
+		case e.cluster > 1:
 			e.printf("%s  %s = kg_cluster_reduce<%d, %s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
 				indent, reg, e.cluster, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
-		} else {
+		default:
 			e.printf("%s  %s = kg_block_reduce<%s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
 				indent, reg, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
 		}

@@ -410,16 +410,17 @@ func (rowReduce) Default(l *Launch) Config {
 	}
 	// Short rows: a group of 8 to 32 threads a row, with about 8
 	// elements a thread, BLOCK_ROWS rows a block of 256, in 16-byte
-	// chunks where the rows are whole chunks for the group. (A block of 128 a row of 49
+	// chunks where the rows are whole chunks for the group, where the
+	// rows fill two such blocks a multiprocessor. (A block of 128 a row of 49
 	// elements, as the global average pool of ResNet's last layer, reached
 	// 10% of the copy bandwidth on the H100: 84 us for 64 x 2048 rows,
 	// testsuite/results/2026-11-26-h100-s9-portability/; groups are yet to
 	// be measured there.)
-	if n <= shortRow {
-		g := int64(8)
-		for g < 32 && g*8 < n {
-			g *= 2
-		}
+	g := int64(8)
+	for g < 32 && g*8 < n {
+		g *= 2
+	}
+	if n <= shortRow && manyRows(l, 256/g) {
 		vec := int64(1)
 		if v := rowVecDefault(l); n%v == 0 && n >= g*v {
 			vec = v
@@ -458,6 +459,15 @@ func (rowReduce) Default(l *Launch) Config {
 // shortRow is the longest row that the default shares among a group of
 // threads rather than a block.
 const shortRow = 256
+
+// manyRows reports whether a row-reduce launch has rows enough (or not
+// known) for two blocks a multiprocessor of a big GPU with perBlock rows
+// a block: fewer rows take a block each, the most parallel way to do
+// little work.
+func manyRows(l *Launch, perBlock int64) bool {
+	rows, ok := Simplify(Rows(l)).(*ir.Const)
+	return !ok || rows.I >= 2*bigGPU*perBlock
+}
 
 // rowVecDefault is 16 bytes of the launch's widest element type (8
 // elements at most, the largest VEC in the space): the chunk of a row that

@@ -65,7 +65,8 @@ instance f32_16k = softmax<R = 4096, D = 16384>
 instance f32_1k = softmax<R = 4096, D = 1024>
 instance few_rows = softmax<R = 16, D = 16384>
 instance f32_49 = softmax<R = 131072, D = 49>
-instance f32_100 = softmax<R = 4096, D = 100>
+instance f32_100 = softmax<R = 8192, D = 100>
+instance f32_100_few = softmax<R = 4096, D = 100>
 instance bf16_256 = norm_bf16<R = 4096, D = 256>
 `
 	want := map[string]string{
@@ -78,10 +79,12 @@ instance bf16_256 = norm_bf16<R = 4096, D = 256>
 		// Short rows: groups of 8 threads for 49 elements (32 rows a
 		// block of 256; 49 is no whole number of 4-element chunks), of
 		// 16 for 100 (chunks of 4 f32), of 32 for 256 bf16 (chunks of 8:
-		// one a thread).
-		"f32_49":   "BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=1",
-		"f32_100":  "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=4",
-		"bf16_256": "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=8",
+		// one a thread); but 4096 rows of 100 fill fewer than 2 blocks
+		// of 16 a multiprocessor (4224 rows): a block a row.
+		"f32_49":      "BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=1",
+		"f32_100":     "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=4",
+		"f32_100_few": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
+		"bf16_256":    "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=8",
 	}
 	prog, sm90 := checkOnSm90(t, "rowdefault.kg", src)
 	for _, in := range prog.Instances {
@@ -153,4 +156,39 @@ func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
 		t.Fatal(err)
 	}
 	return prog, tgt.Limits()
+}
+
+// TestTileRowDefault: Triton's row-reduce takes short rows several to a
+// program (blocks of at least 32, 4096 elements a program, a warp per 512)
+// where the rows fill two programs a multiprocessor, else a program a row.
+func TestTileRowDefault(t *testing.T) {
+	prog, _ := checkOnSm90(t, "tilerows.kg", `
+kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance pool = rowsum<R = 131072, D = 49>
+instance tiny = rowsum<R = 1000, D = 7>
+instance few = rowsum<R = 4096, D = 100>
+instance long = rowsum<R = 4096, D = 1000>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"pool": "BLOCK=64, BLOCK_ROWS=64, num_warps=8",  // 64 x 64 = 4096
+		"tiny": "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 64 rows of 32 would make 16 programs
+		"few":  "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
+		"long": "BLOCK=1024, BLOCK_ROWS=1, num_warps=2", // longer than 256
+	}
+	for _, in := range prog.Instances {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if got := l.Config.String(); got != want[in.Name] {
+			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
+		}
+	}
 }

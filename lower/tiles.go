@@ -94,13 +94,34 @@ func nextPow2(n int64) int64 {
 // in blocks of BLOCK elements. When BLOCK covers every loop over the row
 // (the row is known to fit), the row is read once and stays in registers
 // for every reduction and output; otherwise each reduction loops over the
-// row in blocks.
+// row in blocks. With BLOCK_ROWS > 1 a program takes that many rows
+// that fit, as a BLOCK_ROWS x BLOCK tile reduced along its rows.
 type tileRowReduce struct{}
 
 func (tileRowReduce) Name() string            { return "row-reduce" }
 func (tileRowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (tileRowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"BLOCK": {128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": warpSpace}
+	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": warpSpace, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}}
+}
+
+// Check: several rows a program (BLOCK_ROWS > 1) need rows that fit one
+// block, at most MaxRowBlock elements a program, and rows to count (a
+// statement with row indices).
+func (tileRowReduce) Check(l *Launch) error {
+	r := RowsPerBlock(l)
+	if r == 1 {
+		return nil
+	}
+	n := RowLength(l)
+	switch {
+	case n < 0 || n > l.Config["BLOCK"]:
+		return fmt.Errorf("%d rows a program need rows known to fit a block of %d", r, l.Config["BLOCK"])
+	case r*l.Config["BLOCK"] > MaxRowBlock:
+		return fmt.Errorf("%d rows of a block of %d: more than %d elements a program", r, l.Config["BLOCK"], MaxRowBlock)
+	case l.RowDims == 0:
+		return fmt.Errorf("one row: BLOCK_ROWS must be 1")
+	}
+	return nil
 }
 
 // MaxRowBlock is the longest row a tile-level row-reduce keeps in
@@ -109,17 +130,31 @@ const MaxRowBlock = 16384
 
 // Default: the whole row in one block when its length is known and at
 // most MaxRowBlock, else blocks of 4096; a warp per 512 elements of the
-// block (16 elements a thread), from 1 to 16 warps.
+// block (16 elements a thread), from 1 to 16 warps. Rows of up to
+// shortRow elements go several to a program, where there are rows for two
+// such programs a multiprocessor: blocks of at least 32 elements, 4096
+// elements a program. (Not yet measured: a program a row
+// of 49 elements, global_avgpool_resnet, reached 11% of the copy
+// bandwidth on the H100, testsuite/results/2026-11-26-h100-s9-portability/.)
 func (tileRowReduce) Default(l *Launch) Config {
 	n := RowLength(l)
+	if n >= 0 && n <= shortRow && l.RowDims > 0 {
+		block := max(32, nextPow2(n))
+		if rows := min(64, 4096/block); manyRows(l, rows) {
+			return Config{"BLOCK": block, "num_warps": min(16, max(1, rows*block/512)), "BLOCK_ROWS": rows}
+		}
+	}
 	block := int64(4096)
 	if n > 0 && n <= MaxRowBlock {
 		block = max(128, nextPow2(n))
 	}
-	return Config{"BLOCK": block, "num_warps": min(16, max(1, block/512))}
+	return Config{"BLOCK": block, "num_warps": min(16, max(1, block/512)), "BLOCK_ROWS": 1}
 }
 
 func (tileRowReduce) Grid(l *Launch) Grid {
+	if r := RowsPerBlock(l); r > 1 {
+		return Grid{Blocks: Simplify(cdiv(Rows(l), r)), Threads: 32 * l.Config["num_warps"]}
+	}
 	return Grid{Blocks: Rows(l), Threads: 32 * l.Config["num_warps"]}
 }
 

@@ -70,6 +70,9 @@ type emitter struct {
 	// shape is the shape of a block in the current context ("[BLOCK]"),
 	// "" for a scalar context; serial reductions accumulate in it.
 	shape string
+	// rows: a row-reduce program of several rows (BLOCK_ROWS > 1), whose
+	// row values are [BLOCK_ROWS, 1] and blocks [BLOCK_ROWS, BLOCK].
+	rows bool
 	// cache names the loads already read at the program's top level (by
 	// their text), when loops is 0: a row kept in registers is read once.
 	cache map[string]string
@@ -304,12 +307,18 @@ func (e *emitter) decompose(flat string, ix []*ir.Index, lane bool) {
 }
 
 // store writes s's value at its point under mask.
-func (e *emitter) store(s *ir.Stmt, mask string) {
+func (e *emitter) store(s *ir.Stmt, mask string) { e.storeOnly(s, mask, "") }
+
+// storeOnly is store with the store (not the loads of the value) also
+// under only: a row-reduce program's rows that exist, whose loads of the
+// row's elements are the ones its reductions made.
+func (e *emitter) storeOnly(s *ir.Stmt, mask, only string) {
 	var refs []ir.Expr
 	for _, ix := range s.Index {
 		refs = append(refs, &ir.IndexRef{Index: ix})
 	}
 	val := e.value(s.Value, mask)
+	mask = and(mask, only)
 	ptr := name(s.Target.Name) + " + " + e.linear(refs, s.Target.Shape)
 	if len(s.Index) == 0 {
 		ptr = name(s.Target.Name)
@@ -660,7 +669,10 @@ func (e *emitter) laneDependent(x ir.Expr) bool {
 	return dep
 }
 
-// combine renders acc combined with v by op.
+// combine renders acc combined with v by op. Every caller assigns the
+// result to acc in a loop, whose carried type must not change: Triton's
+// maximum and minimum of 16-bit floats are f32 (an @acc(bf16) max failed
+// to compile), so those are cast back.
 func combine(op ir.ReduceOp, t ir.DType, acc, v string) string {
 	nan := ""
 	if t.IsFloat() {
@@ -671,10 +683,16 @@ func combine(op ir.ReduceOp, t ir.DType, acc, v string) string {
 		return fmt.Sprintf("%s + %s", acc, paren(v))
 	case ir.Prod:
 		return fmt.Sprintf("%s * %s", acc, paren(v))
-	case ir.Max:
-		return fmt.Sprintf("tl.maximum(%s, %s%s)", acc, v, nan)
 	}
-	return fmt.Sprintf("tl.minimum(%s, %s%s)", acc, v, nan)
+	f := "tl.maximum"
+	if op == ir.Min {
+		f = "tl.minimum"
+	}
+	x := fmt.Sprintf("%s(%s, %s%s)", f, acc, v, nan)
+	if t == ir.F16 || t == ir.BF16 {
+		x += ".to(" + tlType(t) + ")"
+	}
+	return x
 }
 
 // reduceAxis renders the reduction of block v along axis by op.
@@ -688,6 +706,20 @@ func reduceAxis(op ir.ReduceOp, v string, axis int) string {
 		return fmt.Sprintf("tl.max(%s, axis=%d)", v, axis)
 	}
 	return fmt.Sprintf("tl.min(%s, axis=%d)", v, axis)
+}
+
+// reduceRows renders the reduction of a [BLOCK_ROWS, BLOCK] tile along
+// its rows by op, keeping a [BLOCK_ROWS, 1] block.
+func reduceRows(op ir.ReduceOp, v string) string {
+	switch op {
+	case ir.Sum:
+		return fmt.Sprintf("tl.sum(%s, axis=1, keep_dims=True)", v)
+	case ir.Prod:
+		return fmt.Sprintf("tl.reduce(%s, 1, kg_mul, keep_dims=True)", v)
+	case ir.Max:
+		return fmt.Sprintf("tl.max(%s, axis=1, keep_dims=True)", v)
+	}
+	return fmt.Sprintf("tl.min(%s, axis=1, keep_dims=True)", v)
 }
 
 func paren(s string) string {

@@ -2,6 +2,7 @@ package triton
 
 import (
 	"fmt"
+	"slices"
 
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -14,13 +15,27 @@ import (
 // known to fit in BLOCK (lower.RowLength), every loop over the row is the
 // one block kg_c, and each input element is loaded once and kept for
 // every reduction and output; otherwise each loop steps through the row.
+// With BLOCK_ROWS > 1 (rows that fit), a program takes BLOCK_ROWS rows:
+// the row indices are [BLOCK_ROWS, 1] blocks, kg_c a [1, BLOCK] one, the
+// reductions run along the tile's rows, and rows past the end recompute
+// the last row and store nothing.
 func (e *emitter) rowReduce() {
 	l := e.launch
 	s := l.Stmt
 	n := lower.RowLength(l)
 	fits := n > 0 && n <= l.Config["BLOCK"]
+	e.rows = lower.RowsPerBlock(l) > 1
+	defer func() { e.rows = false }()
 	e.used["kg_row"] = true
-	e.line("kg_row = tl.program_id(0).to(tl.int64)")
+	if e.rows {
+		e.used["kg_live"] = true
+		rows := e.paren(lower.Rows(l), "")
+		e.line("kg_row = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]")
+		e.line("kg_live = kg_row < %s", rows)
+		e.line("kg_row = tl.minimum(kg_row, %s - 1)", rows)
+	} else {
+		e.line("kg_row = tl.program_id(0).to(tl.int64)")
+	}
 	e.decompose("kg_row", s.Index[:l.RowDims], false)
 	for from, to := range lower.RowAliases(l) {
 		e.vars[from] = e.vars[to.(*ir.IndexRef).Index]
@@ -28,7 +43,11 @@ func (e *emitter) rowReduce() {
 	if fits {
 		e.cache = map[string]string{}
 		e.used["kg_c"] = true
-		e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)")
+		if e.rows {
+			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)[None, :]")
+		} else {
+			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)")
+		}
 	}
 	for _, m := range l.Fused {
 		v := e.rowValue(m.Value, fits)
@@ -43,11 +62,11 @@ func (e *emitter) rowReduce() {
 	}
 	// The row's outputs, a block of columns at a time.
 	cols := s.Index[l.RowDims:]
-	e.shape = "[BLOCK]"
+	e.shape = e.blockShape()
 	if fits {
 		ext, _ := constExtent(cols)
 		e.bindRow(cols, "kg_c")
-		e.store(s, e.laneMask(ext))
+		e.storeOnly(s, e.laneMask(ext), e.live())
 		return
 	}
 	e.used["kg_c0"] = true
@@ -60,6 +79,30 @@ func (e *emitter) rowReduce() {
 	e.store(s, "kg_cm")
 	e.loops--
 	e.ind = e.ind[4:]
+}
+
+// blockShape and rowShape are the shapes of a row-reduce program's blocks
+// and of its values per row.
+func (e *emitter) blockShape() string {
+	if e.rows {
+		return "[BLOCK_ROWS, BLOCK]"
+	}
+	return "[BLOCK]"
+}
+
+func (e *emitter) rowShape() string {
+	if e.rows {
+		return "[BLOCK_ROWS, 1]"
+	}
+	return ""
+}
+
+// live is the mask of a program's rows that exist ("" with one row).
+func (e *emitter) live() string {
+	if e.rows {
+		return "kg_live"
+	}
+	return ""
 }
 
 // laneMask is the mask of the first n lanes of a row kept in one block,
@@ -80,6 +123,10 @@ func (e *emitter) regsStore(s *ir.Stmt, v string) {
 	ptr := name(s.Target.Name)
 	if len(s.Index) > 0 {
 		ptr += " + " + e.linear(refs, s.Target.Shape)
+	}
+	if m := e.live(); m != "" {
+		e.line("tl.store(%s, %s, mask=%s)", ptr, v, m)
+		return
 	}
 	e.line("tl.store(%s, %s)", ptr, v)
 }
@@ -103,7 +150,7 @@ func (e *emitter) rowValue(x ir.Expr, fits bool) string {
 	for _, r := range ir.TopReductions(x) {
 		e.reduced[r] = e.rowReduction(r, fits)
 	}
-	e.shape = ""
+	e.shape = e.rowShape()
 	v := e.value(x, "")
 	for _, r := range ir.TopReductions(x) {
 		delete(e.reduced, r)
@@ -115,7 +162,7 @@ func (e *emitter) rowValue(x ir.Expr, fits bool) string {
 // reduction's points (flattened), combined with a tree reduction.
 func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	ident := constant(lower.Identity(r.Op, r.T))
-	e.shape = "[BLOCK]"
+	e.shape = e.blockShape()
 	if fits {
 		n, _ := constExtent(r.Axes)
 		mask := e.laneMask(n)
@@ -124,6 +171,15 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 		v := e.temp("red")
 		if mask != "" {
 			body = fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, typed(lower.Identity(r.Op, r.T)))
+		}
+		if e.rows {
+			// Along the tile's rows, each row's result a [BLOCK_ROWS, 1]
+			// block; a body the same on every lane is made a whole tile.
+			if !slices.ContainsFunc(r.Axes, func(ix *ir.Index) bool { return lower.Mentions(r.Body, ix) }) {
+				body = fmt.Sprintf("tl.broadcast_to(%s, [BLOCK_ROWS, BLOCK])", body)
+			}
+			e.line("%s = %s", v, reduceRows(r.Op, body))
+			return v
 		}
 		e.line("%s = %s", v, reduceAxis(r.Op, body, 0))
 		return v

@@ -37,3 +37,41 @@ func TestTritonInterpreted(t *testing.T) {
 	}
 	t.Log(summary)
 }
+
+// TestTritonRowGroupsInterpreted runs row reductions whose short rows go
+// several to a program (row-reduce BLOCK_ROWS > 1, the default for rows of
+// up to 256 elements where there are rows enough for two programs a
+// multiprocessor; here set with --config on kernels of fixed sizes) in
+// Triton's interpreter: row counts that leave the last program's rows
+// past the end (whose stores would hit the runner's red zones), rows in
+// single elements and whole blocks, outputs per row and per element, and
+// f32 and i64 sums.
+func TestTritonRowGroupsInterpreted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Triton's interpreter")
+	}
+	python := os.Getenv("KGEN_TORCH_PYTHON")
+	if python == "" {
+		missingTool(t, "KGEN_TORCH_PYTHON is not set")
+	}
+	spec := writeFile(t, t.TempDir(), "groups.kg", `
+kernel softmax_49(X: f32[37, 49]) -> (Y: f32[37, 49]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
+}
+kernel ln_256<; eps: f32 = 1e-5>(X: bf16[9, 256], gamma: bf16[256], beta: bf16[256]) -> (Y: bf16[9, 256]) @acc(f32) {
+  let mean[r] = sum[d](X[r, d]) / 256
+  let var[r] = sum[d]((X[r, d] - mean[r]) * (X[r, d] - mean[r])) / 256
+  Y[r, d] = (X[r, d] - mean[r]) * rsqrt(var[r] + eps) * gamma[d] + beta[d]
+}
+kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
+  C[b, r] = sum[d](X[b, r, d] > 0.0 ? 1 : 0)
+}
+`)
+	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", "--config", "row-reduce.BLOCK_ROWS=16", spec)
+	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+}

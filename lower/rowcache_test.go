@@ -170,16 +170,18 @@ instance pool = rowsum<R = 131072, D = 49>
 instance tiny = rowsum<R = 1000, D = 7>
 instance few = rowsum<R = 4096, D = 100>
 instance long = rowsum<R = 4096, D = 1000>
+instance empty = rowsum<R = 40000, D = 0>
 `)
 	tgt, err := runtime.ParseTarget("triton:sm_90")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"pool": "BLOCK=64, BLOCK_ROWS=64, num_warps=8",  // 64 x 64 = 4096
-		"tiny": "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 64 rows of 32 would make 16 programs
-		"few":  "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
-		"long": "BLOCK=1024, BLOCK_ROWS=1, num_warps=2", // longer than 256
+		"pool":  "BLOCK=64, BLOCK_ROWS=64, num_warps=8",  // 64 x 64 = 4096
+		"tiny":  "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 64 rows of 32 would make 16 programs
+		"few":   "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
+		"long":  "BLOCK=1024, BLOCK_ROWS=1, num_warps=2", // longer than 256
+		"empty": "BLOCK=32, BLOCK_ROWS=64, num_warps=4",  // sums of nothing, one output a row
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())

@@ -114,8 +114,8 @@ func (tileRowReduce) Check(l *Launch) error {
 	}
 	n := RowLength(l)
 	switch {
-	case n < 0 || n > l.Config["BLOCK"]:
-		return fmt.Errorf("%d rows a program need rows known to fit a block of %d", r, l.Config["BLOCK"])
+	case n < 1 || n > l.Config["BLOCK"]:
+		return fmt.Errorf("%d rows a program need rows of 1 to %d elements (BLOCK), known when building", r, l.Config["BLOCK"])
 	case r*l.Config["BLOCK"] > MaxRowBlock:
 		return fmt.Errorf("%d rows of a block of %d: more than %d elements a program", r, l.Config["BLOCK"], MaxRowBlock)
 	case l.RowDims == 0:
@@ -138,7 +138,7 @@ const MaxRowBlock = 16384
 // bandwidth on the H100, testsuite/results/2026-11-26-h100-s9-portability/.)
 func (tileRowReduce) Default(l *Launch) Config {
 	n := RowLength(l)
-	if n >= 0 && n <= shortRow && l.RowDims > 0 {
+	if n >= 1 && n <= shortRow && l.RowDims > 0 {
 		block := max(32, nextPow2(n))
 		if rows := min(64, 4096/block); manyRows(l, rows) {
 			return Config{"BLOCK": block, "num_warps": min(16, max(1, rows*block/512)), "BLOCK_ROWS": rows}

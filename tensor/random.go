@@ -105,14 +105,14 @@ func (s *elemSource) Uint64() uint64 {
 	return SplitMix(s.first, s.n-2)
 }
 
-// ChunkLen is the number of elements each parallel task of
-// ForChunks covers. It is fixed, not derived from the core count, so
-// that a computation whose result depends on its chunks (a sum of
-// per-chunk sums) does not depend on the machine.
+// ChunkLen is the number of elements each parallel task of ForChunks
+// covers. It is fixed, not derived from the core count, so that a
+// computation whose result depends on its chunks (a sum of per-chunk
+// sums) does not depend on the machine.
 const ChunkLen = 1 << 16
 
-// ForChunks calls f on [0, n) split into chunks of ChunkLen
-// elements, on all cores, and returns when every call has.
+// ForChunks calls f on [0, n) split into chunks of ChunkLen elements, on
+// all cores, and returns when every call has.
 func ForChunks(n int64, f func(lo, hi int64)) {
 	chunks := (n + ChunkLen - 1) / ChunkLen
 	workers := min(int64(runtime.GOMAXPROCS(0)), chunks)

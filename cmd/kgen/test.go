@@ -44,7 +44,9 @@ runs on this machine's GPU, and each instance is run on all of those on
 the same inputs, its outputs compared with the first target's. --time
 also times each instance on each target. It prints the portability matrix
 (files x targets: compiles, correct; instances x targets: agreement, time,
-fraction of the roofline); --matrix-md and --matrix-json write it.
+fraction of the roofline); --matrix-md and --matrix-json write it, after
+each file, with the files still to run: a run that is stopped keeps the
+files it finished.
 
 kgen test --merge-matrix A.json B.json ... joins the matrices of several
 portability runs (each written with --matrix-json) into one, written with

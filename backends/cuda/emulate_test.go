@@ -159,8 +159,8 @@ func TestEmulatedRows(t *testing.T) {
 // of 64 (hip:gfx90a). (The instances have too few rows for groups by
 // default, which lower's TestRowDefault checks.) A group that reads or
 // stores the wrong row, or combines across groups, shows as a wrong
-// output. (A group past the last row must also read nothing past it: the
-// emulator cannot see such reads, compute-sanitizer on the GPU can.)
+// output; one past the last row that reads past the buffers (rather than
+// the last row again) fails AddressSanitizer.
 func TestEmulatedRowGroups(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with g++")
@@ -180,10 +180,10 @@ func TestEmulatedRowGroups(t *testing.T) {
 		name string
 		tg   emuTarget
 	}{
-		{"groups of 8", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(256, 32)}},
-		{"groups of 2", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(64, 32)}},
-		{"groups of 32, chunks", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": 256, "row-reduce.BLOCK_ROWS": 8, "row-reduce.VEC": 4}}},
-		{"wavefront 64", emuTarget{d: hipDialect(t), lim: gfx90a.Limits(), shims: []string{"testdata/host/shim.h", "testdata/host/hip.h"}, config: groups(256, 16)}},
+		{"groups of 8", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(256, 32), sanitize: true}},
+		{"groups of 2", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(64, 32), sanitize: true}},
+		{"groups of 32, chunks", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": 256, "row-reduce.BLOCK_ROWS": 8, "row-reduce.VEC": 4}, sanitize: true}},
+		{"wavefront 64", emuTarget{d: hipDialect(t), lim: gfx90a.Limits(), shims: []string{"testdata/host/shim.h", "testdata/host/hip.h"}, config: groups(256, 16), sanitize: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -213,6 +213,10 @@ type emuTarget struct {
 	// config, when set, replaces template parameters of the instances'
 	// plans (lower.Override).
 	config lower.Config
+	// sanitize builds the emulator with AddressSanitizer: a kernel that
+	// reads or writes outside its buffers (each allocated to its size)
+	// fails, even where the stray value never reaches an output.
+	sanitize bool
 }
 
 // cudaEmu plans with the templates every CUDA target runs.
@@ -325,6 +329,9 @@ func buildEmulatorOn(t *testing.T, gxx string, plans []*lower.Plan, tg emuTarget
 	}
 	bin = filepath.Join(dir, "k")
 	args := []string{"-std=c++20", "-O1", "-w", "-pthread", fmt.Sprintf("-DKG_EMU_WARP=%d", warp)}
+	if tg.sanitize {
+		args = append(args, "-fsanitize=address", "-fno-omit-frame-pointer")
+	}
 	for _, s := range tg.shims {
 		abs, _ := filepath.Abs(s)
 		args = append(args, "-include", abs)

@@ -180,10 +180,10 @@ func TestEmulatedRowGroups(t *testing.T) {
 		name string
 		tg   emuTarget
 	}{
-		{"groups of 8", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(256, 32), sanitize: true}},
-		{"groups of 2", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(64, 32), sanitize: true}},
-		{"groups of 32, chunks", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": 256, "row-reduce.BLOCK_ROWS": 8, "row-reduce.VEC": 4}, sanitize: true}},
-		{"wavefront 64", emuTarget{d: hipDialect(t), lim: gfx90a.Limits(), shims: []string{"testdata/host/shim.h", "testdata/host/hip.h"}, config: groups(256, 16), sanitize: true}},
+		{"groups of 8", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(256, 32)}},
+		{"groups of 2", emuTarget{d: CUDA, shims: cudaEmu.shims, config: groups(64, 32)}},
+		{"groups of 32, chunks", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": 256, "row-reduce.BLOCK_ROWS": 8, "row-reduce.VEC": 4}}},
+		{"wavefront 64", emuTarget{d: hipDialect(t), lim: gfx90a.Limits(), shims: []string{"testdata/host/shim.h", "testdata/host/hip.h"}, config: groups(256, 16)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -213,10 +213,6 @@ type emuTarget struct {
 	// config, when set, replaces template parameters of the instances'
 	// plans (lower.Override).
 	config lower.Config
-	// sanitize builds the emulator with AddressSanitizer: a kernel that
-	// reads or writes outside its buffers (each allocated to its size)
-	// fails, even where the stray value never reaches an output.
-	sanitize bool
 }
 
 // cudaEmu plans with the templates every CUDA target runs.
@@ -328,10 +324,10 @@ func buildEmulatorOn(t *testing.T, gxx string, plans []*lower.Plan, tg emuTarget
 		t.Fatal(err)
 	}
 	bin = filepath.Join(dir, "k")
-	args := []string{"-std=c++20", "-O1", "-w", "-pthread", fmt.Sprintf("-DKG_EMU_WARP=%d", warp)}
-	if tg.sanitize {
-		args = append(args, "-fsanitize=address", "-fno-omit-frame-pointer")
-	}
+	// With AddressSanitizer: a kernel that reads or writes outside its
+	// buffers (each allocated to its size by the harness) fails, even
+	// where the stray value never reaches an output.
+	args := []string{"-std=c++20", "-O1", "-w", "-pthread", "-fsanitize=address", "-fno-omit-frame-pointer", fmt.Sprintf("-DKG_EMU_WARP=%d", warp)}
 	for _, s := range tg.shims {
 		abs, _ := filepath.Abs(s)
 		args = append(args, "-include", abs)

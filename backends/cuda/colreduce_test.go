@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"os/exec"
 	"testing"
 
 	"kgen.dev/kgen/ir"
@@ -137,13 +136,7 @@ kernel prod_twice<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
 // of shapes (dims by name; A takes R's value, B is 3).
 func emulatePlans(t *testing.T, plans []*lower.Plan, shapes []map[string]int64) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("compiles with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	bin, dir := buildEmulator(t, gxx, plans)
 	for _, p := range plans {
 		envs := []*ir.Env{p.Env}

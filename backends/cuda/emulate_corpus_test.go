@@ -21,16 +21,7 @@ import (
 // checker, lowering) are skipped here; the difftest package's corpus test
 // reports them.
 func TestEmulatedCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles every spec with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatal("no g++ and KGEN_REQUIRE_TOOLCHAINS=1")
-		}
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	if child := os.Getenv("KGEN_EMULATE_CHILD"); child != "" {
 		emulateFile(t, gxx, child)
 		return

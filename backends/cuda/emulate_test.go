@@ -24,13 +24,7 @@ import (
 // col-reduce's combines) are checked without a GPU. Each kernel runs its
 // optimized plan and its reference plan at small shapes (see emulateFile).
 func TestEmulatedExamples(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles every example with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	paths, _ := filepath.Glob("../../examples/*.kg")
 	if len(paths) == 0 {
 		t.Fatal("no examples")
@@ -47,13 +41,7 @@ func TestEmulatedExamples(t *testing.T) {
 // igemm templates' edges, and checks that every launch of it took one of
 // those templates.
 func TestEmulatedIGemm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	text, err := os.ReadFile("testdata/igemm.kg")
 	if err != nil {
 		t.Fatal(err)
@@ -82,13 +70,7 @@ func TestEmulatedIGemm(t *testing.T) {
 // (the emulator's), so they take the vector path, with edge tiles, where a
 // wrong chunk address or bounds test shows as a wrong output.
 func TestEmulatedSimt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	text, err := os.ReadFile("testdata/simt.kg")
 	if err != nil {
 		t.Fatal(err)
@@ -110,13 +92,7 @@ func TestEmulatedSimt(t *testing.T) {
 // scalar path); and long rows. A wrong chunk address, register or bounds test shows
 // as a wrong output.
 func TestEmulatedRows(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	text, err := os.ReadFile("testdata/rows.kg")
 	if err != nil {
 		t.Fatal(err)
@@ -162,13 +138,7 @@ func TestEmulatedRows(t *testing.T) {
 // output; one past the last row that reads past the buffers (rather than
 // the last row again) fails AddressSanitizer.
 func TestEmulatedRowGroups(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	gfx90a, err := runtime.ParseTarget("hip:gfx90a")
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +160,24 @@ func TestEmulatedRowGroups(t *testing.T) {
 			emulateFileOn(t, gxx, "testdata/groups.kg", c.tg)
 		})
 	}
+}
+
+// emulatorGxx is the g++ that builds the emulator. A test skips in -short
+// mode, and without g++ unless KGEN_REQUIRE_TOOLCHAINS=1 (CI), where that
+// fails it.
+func emulatorGxx(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("compiles with g++")
+	}
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatal("no g++ and KGEN_REQUIRE_TOOLCHAINS=1")
+		}
+		t.Skip("no g++")
+	}
+	return gxx
 }
 
 // emulateFile runs the kernels of the spec at path in the emulator, each

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -46,13 +45,7 @@ func hipDialect(t *testing.T) *Dialect {
 // its spelling, the two examples with the most block and column
 // reductions run.
 func TestEmulatedHIP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles examples with g++")
-	}
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++")
-	}
+	gxx := emulatorGxx(t)
 	paths, _ := filepath.Glob("../../examples/*.kg")
 	if len(paths) == 0 {
 		t.Fatal("no examples")

@@ -696,30 +696,22 @@ func combine(op ir.ReduceOp, t ir.DType, acc, v string) string {
 }
 
 // reduceAxis renders the reduction of block v along axis by op.
-func reduceAxis(op ir.ReduceOp, v string, axis int) string {
-	switch op {
-	case ir.Sum:
-		return fmt.Sprintf("tl.sum(%s, axis=%d)", v, axis)
-	case ir.Prod:
-		return fmt.Sprintf("tl.reduce(%s, %d, kg_mul)", v, axis)
-	case ir.Max:
-		return fmt.Sprintf("tl.max(%s, axis=%d)", v, axis)
-	}
-	return fmt.Sprintf("tl.min(%s, axis=%d)", v, axis)
-}
+func reduceAxis(op ir.ReduceOp, v string, axis int) string { return reduce(op, v, axis, "") }
 
 // reduceRows renders the reduction of a [BLOCK_ROWS, BLOCK] tile along
 // its rows by op, keeping a [BLOCK_ROWS, 1] block.
-func reduceRows(op ir.ReduceOp, v string) string {
+func reduceRows(op ir.ReduceOp, v string) string { return reduce(op, v, 1, ", keep_dims=True") }
+
+func reduce(op ir.ReduceOp, v string, axis int, keep string) string {
 	switch op {
 	case ir.Sum:
-		return fmt.Sprintf("tl.sum(%s, axis=1, keep_dims=True)", v)
+		return fmt.Sprintf("tl.sum(%s, axis=%d%s)", v, axis, keep)
 	case ir.Prod:
-		return fmt.Sprintf("tl.reduce(%s, 1, kg_mul, keep_dims=True)", v)
+		return fmt.Sprintf("tl.reduce(%s, %d, kg_mul%s)", v, axis, keep)
 	case ir.Max:
-		return fmt.Sprintf("tl.max(%s, axis=1, keep_dims=True)", v)
+		return fmt.Sprintf("tl.max(%s, axis=%d%s)", v, axis, keep)
 	}
-	return fmt.Sprintf("tl.min(%s, axis=1, keep_dims=True)", v)
+	return fmt.Sprintf("tl.min(%s, axis=%d%s)", v, axis, keep)
 }
 
 func paren(s string) string {

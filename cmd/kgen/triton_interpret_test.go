@@ -15,13 +15,7 @@ import (
 // (torch, triton and a NumPy older than 2.3; CI's .ci/install-torch), and
 // skips without it unless KGEN_REQUIRE_TOOLCHAINS=1.
 func TestTritonInterpreted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Triton's interpreter")
-	}
-	python := os.Getenv("KGEN_TORCH_PYTHON")
-	if python == "" {
-		missingTool(t, "KGEN_TORCH_PYTHON is not set")
-	}
+	python := interpreterPython(t)
 	files := []string{"softmax.kg", "reductions.kg", "matmul.kg", "matmul_lowp.kg", "conv2d.kg", "activations.kg", "pad_concat.kg"}
 	args := []string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--max-work", "3e4"}
 	for _, f := range files {
@@ -47,13 +41,7 @@ func TestTritonInterpreted(t *testing.T) {
 // single elements and whole blocks, outputs per row and per element, and
 // f32 and i64 sums.
 func TestTritonRowGroupsInterpreted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Triton's interpreter")
-	}
-	python := os.Getenv("KGEN_TORCH_PYTHON")
-	if python == "" {
-		missingTool(t, "KGEN_TORCH_PYTHON is not set")
-	}
+	python := interpreterPython(t)
 	spec := writeFile(t, t.TempDir(), "groups.kg", `
 kernel softmax_49(X: f32[37, 49]) -> (Y: f32[37, 49]) {
   let mx[r] = max[d](X[r, d])
@@ -74,4 +62,18 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
+}
+
+// interpreterPython is the python of KGEN_TORCH_PYTHON, for tests that
+// run Triton's interpreter; without it they skip (see missingTool).
+func interpreterPython(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs Triton's interpreter")
+	}
+	python := os.Getenv("KGEN_TORCH_PYTHON")
+	if python == "" {
+		missingTool(t, "KGEN_TORCH_PYTHON is not set")
+	}
+	return python
 }

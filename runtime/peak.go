@@ -129,12 +129,9 @@ func MeasurePeaks(ctx context.Context, nvcc *NVCC, r *Runner, cacheDir string) (
 // there, else compiled in a temporary folder renamed into place, as
 // BuildRunner does.
 func buildPeaks(ctx context.Context, nvcc *NVCC, arch string, ptx bool, cacheDir string) (string, error) {
-	if cacheDir == "" {
-		d, err := DefaultRunnerCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("runner cache directory: %v", err)
-		}
-		cacheDir = d
+	cacheDir, err := runnerCache(cacheDir)
+	if err != nil {
+		return "", err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", peakSource, nvcc.Fingerprint(), arch)
@@ -147,18 +144,11 @@ func buildPeaks(ctx context.Context, nvcc *NVCC, arch string, ptx bool, cacheDir
 	if fileExistsAt(bin) {
 		return bin, nil
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(cacheDir, "build-peak-")
+	tmp, src, err := stageBuild(cacheDir, "build-peak-", "peak.cu", peakSource)
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "peak.cu")
-	if err := os.WriteFile(src, peakSource, 0o644); err != nil {
-		return "", err
-	}
 	job := CompileJob{Source: src, Target: Target{Backend: "cuda", Arch: arch}, OutDir: tmp}
 	if arch == "sm_90a" {
 		job.Defines = []string{"KGEN_PEAK_WGMMA"}

@@ -333,18 +333,46 @@ func DefaultRunnerCacheDir() (string, error) {
 	return filepath.Join(d, "kgen", "runner"), nil
 }
 
+// runnerCache is cacheDir, or DefaultRunnerCacheDir where it is empty.
+func runnerCache(cacheDir string) (string, error) {
+	if cacheDir != "" {
+		return cacheDir, nil
+	}
+	d, err := DefaultRunnerCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("runner cache directory: %v", err)
+	}
+	return d, nil
+}
+
+// stageBuild makes a build directory in cacheDir (created where needed)
+// holding source as name, and returns it with the source's path: a build
+// there is renamed into the cache once it succeeds, and the caller
+// removes the directory.
+func stageBuild(cacheDir, prefix, name string, source []byte) (dir, src string, err error) {
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", "", err
+	}
+	if dir, err = os.MkdirTemp(cacheDir, prefix); err != nil {
+		return "", "", err
+	}
+	src = filepath.Join(dir, name)
+	if err := os.WriteFile(src, source, 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, src, nil
+}
+
 // BuildRunner compiles runner.cpp with nvcc into cacheDir, unless a runner
 // built from the same source by the same nvcc is there already, and
 // returns its path. The cache key is the hash of the source, the flags and
 // `nvcc --version`; the binary is built in a temp dir and renamed into
 // place, so concurrent builds are safe.
 func BuildRunner(ctx context.Context, nvccPath, cacheDir string) (string, error) {
-	if cacheDir == "" {
-		d, err := DefaultRunnerCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("runner cache directory: %v", err)
-		}
-		cacheDir = d
+	cacheDir, err := runnerCache(cacheDir)
+	if err != nil {
+		return "", err
 	}
 	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	version, err := exec.CommandContext(vctx, nvccPath, "--version").CombinedOutput()
@@ -362,18 +390,11 @@ func BuildRunner(ctx context.Context, nvccPath, cacheDir string) (string, error)
 	if st, err := os.Stat(exe); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 		return exe, nil
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(cacheDir, "build-")
+	tmp, src, err := stageBuild(cacheDir, "build-", "runner.cpp", runnerSource)
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "runner.cpp")
-	if err := os.WriteFile(src, runnerSource, 0o644); err != nil {
-		return "", err
-	}
 	out := filepath.Join(tmp, "runner")
 	var logs []string
 	for _, link := range runnerLinkFlagSets(nvccPath) {

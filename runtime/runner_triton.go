@@ -42,11 +42,9 @@ func StartTritonInterpreter(ctx context.Context, python, cacheDir string) (*Runn
 }
 
 func writeRunnerScript(cacheDir string) (string, error) {
-	if cacheDir == "" {
-		var err error
-		if cacheDir, err = DefaultRunnerCacheDir(); err != nil {
-			return "", err
-		}
+	cacheDir, err := runnerCache(cacheDir)
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", err

@@ -522,6 +522,10 @@ func (e *emitter) binary(x *ir.Binary, mask string) string {
 	switch {
 	case x.Op == ir.Div && t.IsInt():
 		return fmt.Sprintf("kg_floordiv(%s, %s)", e.operand(x.X, mask), e.operand(x.Y, mask))
+	case x.Op == ir.Div && t == ir.F32:
+		// Triton's / is div.full.f32, within 2 ulp; CUDA's and HIP's
+		// f32 division is correctly rounded, and so is kgen's.
+		return fmt.Sprintf("tl.div_rn(%s, %s)", strip(e.operand(x.X, mask)), strip(e.operand(x.Y, mask)))
 	case x.Op == ir.Mod && t.IsInt():
 		return fmt.Sprintf("kg_floormod(%s, %s)", e.operand(x.X, mask), e.operand(x.Y, mask))
 	case x.Op == ir.Mod:

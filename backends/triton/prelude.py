@@ -22,7 +22,13 @@ def kg_floormod(a, b):
 
 @triton.jit
 def kg_fmod_floor(a, b):
-    return a - tl.floor(a / b) * b
+    # x - floor(x / y) * y with a correctly rounded quotient: Triton's / of
+    # f32 values is approximate (div.full.f32).
+    if a.dtype == tl.float32:
+        q = tl.div_rn(a, b)
+    else:
+        q = a / b
+    return a - tl.floor(q) * b
 
 
 @triton.jit

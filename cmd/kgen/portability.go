@@ -580,6 +580,9 @@ func (m *portMatrix) markdown(w io.Writer) {
 			if len(p.NotRun) > 0 {
 				fmt.Fprintf(w, "; stopped before %s", strings.Join(p.NotRun, ", "))
 			}
+			if len(p.Replaced) > 0 {
+				fmt.Fprintf(w, "; rerun later: %s", strings.Join(p.Replaced, ", "))
+			}
 		}
 		fmt.Fprintln(w)
 	}

@@ -21,7 +21,8 @@ type portPart struct {
 	Files    []string    `json:"files"`
 	CopyGBps float64     `json:"copy_gbps,omitempty"`
 	Peaks    []kgrt.Peak `json:"matrix_peaks,omitempty"`
-	NotRun   []string    `json:"not_run,omitempty"` // the files it was stopped before
+	NotRun   []string    `json:"not_run,omitempty"`  // the files it was stopped before
+	Replaced []string    `json:"replaced,omitempty"` // files whose cells a later run's replaced
 }
 
 // parts lists the runs m was measured in: its Parts when merged, else
@@ -54,19 +55,52 @@ func readMatrix(path string) (*portMatrix, error) {
 }
 
 // mergeMatrices joins the matrices of paths: the union of their targets,
-// files and instances, each cell from the one run that has it (a cell in
-// two runs is an error, as is another GPU or another toolchain for a
-// target that both built). The date is the earliest run's, the copy bandwidth and each
+// files and instances, each cell from the one run that has it. A file on
+// a target in two single runs of different dates comes from the later
+// (a rerun after a fix), and the earlier run's part names it as replaced;
+// in two runs of one date, or where either is itself a merged matrix, it
+// is an error, as is another GPU or another toolchain for a target that
+// both built. The date is the earliest run's, the copy bandwidth and each
 // probe's peak the lowest of the runs' (each cell keeps its own run's
 // fractions).
 func mergeMatrices(paths []string) (*portMatrix, error) {
-	var m *portMatrix
-	fileFrom := map[string]string{} // file on target -> the run it came from
-	for _, path := range paths {
+	runs := make([]*portMatrix, len(paths))
+	for i, path := range paths {
 		r, err := readMatrix(path)
 		if err != nil {
 			return nil, err
 		}
+		runs[i] = r
+	}
+	// The run each file on each target comes from.
+	from := map[string]int{}
+	replaced := make([][]string, len(runs))
+	for i, r := range runs {
+		for _, f := range r.Files {
+			for _, t := range slices.Sorted(maps.Keys(f.Cells)) {
+				key := f.File + " on " + t
+				j, ok := from[key]
+				if !ok {
+					from[key] = i
+					continue
+				}
+				o := runs[j]
+				if r.Date == o.Date || len(r.Parts) > 0 || len(o.Parts) > 0 {
+					return nil, fmt.Errorf("%s: error: %s is also in %s: each file and target may come from one run only, or from the later of two single runs", paths[i], key, paths[j])
+				}
+				older := i
+				if r.Date > o.Date {
+					from[key], older = i, j
+				}
+				if !slices.Contains(replaced[older], f.File) {
+					replaced[older] = append(replaced[older], f.File)
+				}
+			}
+		}
+	}
+	var m *portMatrix
+	for i, r := range runs {
+		path := paths[i]
 		if m == nil {
 			m = &portMatrix{Date: r.Date, GPU: r.GPU, CopyGBps: r.CopyGBps}
 		}
@@ -90,32 +124,33 @@ func mergeMatrices(paths []string) (*portMatrix, error) {
 			}
 		}
 		for _, f := range r.Files {
-			i := slices.IndexFunc(m.Files, func(o portFile) bool { return o.File == f.File })
-			if i < 0 {
+			k := slices.IndexFunc(m.Files, func(o portFile) bool { return o.File == f.File })
+			if k < 0 {
 				m.Files = append(m.Files, portFile{File: f.File, Cells: map[string]portCell{}})
-				i = len(m.Files) - 1
+				k = len(m.Files) - 1
 			}
-			for _, t := range slices.Sorted(maps.Keys(f.Cells)) {
-				c := f.Cells[t]
-				key := f.File + " on " + t
-				if from, ok := fileFrom[key]; ok {
-					return nil, fmt.Errorf("%s: error: %s is also in %s: each file and target may come from one run only", path, key, from)
+			for t, c := range f.Cells {
+				if from[f.File+" on "+t] == i {
+					m.Files[k].Cells[t] = c
 				}
-				fileFrom[key] = path
-				m.Files[i].Cells[t] = c
 			}
 		}
 		for _, in := range r.Instances {
-			i := slices.IndexFunc(m.Instances, func(o portInstance) bool { return o.File == in.File && o.Name == in.Name })
-			if i < 0 {
+			k := slices.IndexFunc(m.Instances, func(o portInstance) bool { return o.File == in.File && o.Name == in.Name })
+			if k < 0 {
 				m.Instances = append(m.Instances, portInstance{Name: in.Name, File: in.File, Cells: map[string]portTime{}})
-				i = len(m.Instances) - 1
+				k = len(m.Instances) - 1
 			}
 			for t, c := range in.Cells {
-				m.Instances[i].Cells[t] = c // its file's cell was checked above
+				if from[in.File+" on "+t] == i {
+					m.Instances[k].Cells[t] = c
+				}
 			}
 		}
 		for _, p := range r.parts() {
+			if len(r.Parts) == 0 {
+				p.Replaced = replaced[i]
+			}
 			m.Parts = append(m.Parts, p)
 			m.Date = min(m.Date, p.Date)
 			if p.CopyGBps > 0 && (m.CopyGBps <= 0 || p.CopyGBps < m.CopyGBps) {

@@ -142,6 +142,58 @@ func TestMergeMatrices(t *testing.T) {
 	}
 }
 
+// matrixRerunA reruns a.kg on triton:sm_90 an hour after matrixRunA (after
+// a fix, say): one plan of two had failed there.
+const matrixRerunA = `{
+  "date": "2026-11-26T07:00:00Z", "gpu": "NVIDIA H100 80GB HBM3", "copy_gbps": 3010,
+  "targets": [{"target": "triton:sm_90", "toolchain": "triton 3.6.0"}],
+  "files": [{"file": "a.kg", "cells": {"triton:sm_90": {"compiles": true, "plans": 2, "passed": 2}}}],
+  "instances": [{"name": "mm", "file": "a.kg", "cells": {
+    "triton:sm_90": {"agrees": "reference", "time": {"median_us": 40}, "copy_fraction": 0.5, "roofline_fraction": 0.5}}}]
+}`
+
+// TestMergeRerun: a file rerun on a target by a later run takes that
+// run's cells, whichever order the runs are given in, and the earlier
+// run's part says so; a rerun merged into an already merged matrix is
+// refused (its cells' runs are not known apart).
+func TestMergeRerun(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFile(t, dir, "a.json", matrixRunA)
+	a2 := writeFile(t, dir, "a2.json", matrixRerunA)
+	for _, order := range [][]string{{a, a2}, {a2, a}} {
+		js := filepath.Join(dir, "m.json")
+		md := filepath.Join(dir, "m.md")
+		code, _, stderr := kgen(t, append([]string{"test", "--merge-matrix", "--matrix-md", md, "--matrix-json", js}, order...)...)
+		if code != exitOK {
+			t.Fatalf("%q: exit %d\n%s", order, code, stderr)
+		}
+		m, err := readMatrix(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Instances) != 1 || m.Instances[0].Cells["triton:sm_90"].Time.MedianUS != 40 || m.Instances[0].Cells["cuda:sm_90"].Time.MedianUS != 100 {
+			t.Errorf("%q: instances %+v; want triton's time from the rerun (40 us), cuda's from the first run (100 us)", order, m.Instances)
+		}
+		for _, p := range m.Parts {
+			want := []string(nil)
+			if p.Date == "2026-11-26T06:00:00Z" {
+				want = []string{"a.kg"}
+			}
+			if !slices.Equal(p.Replaced, want) {
+				t.Errorf("%q: part of %s replaced %q, want %q", order, p.Date, p.Replaced, want)
+			}
+		}
+		if text, _ := os.ReadFile(md); !strings.Contains(string(text), "a.kg; stopped before b.kg, c.kg; rerun later: a.kg\n") {
+			t.Errorf("%q: markdown:\n%s", order, text)
+		}
+	}
+	merged := filepath.Join(dir, "m.json")
+	code, _, stderr := kgen(t, "test", "--merge-matrix", "--matrix-json", filepath.Join(dir, "m2.json"), merged, a2)
+	if code != exitUser || !strings.Contains(stderr, "a.kg on triton:sm_90 is also in "+merged) {
+		t.Errorf("a rerun into a merged matrix: exit %d, stderr %q", code, stderr)
+	}
+}
+
 // TestPortabilityCompileOnly runs the portability run of two files for two
 // CUDA targets on a machine without their GPU (or with it: then the
 // targets that run here are tested too): every file compiles on every

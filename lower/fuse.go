@@ -411,11 +411,12 @@ func (rowReduce) Default(l *Launch) Config {
 	// Short rows: a group of 8 to 32 threads a row, with about 8
 	// elements a thread, BLOCK_ROWS rows a block of 256, in 16-byte
 	// chunks where the rows are whole chunks for the group, where the
-	// rows fill two such blocks a multiprocessor. (A block of 128 a row of 49
-	// elements, as the global average pool of ResNet's last layer, reached
-	// 10% of the copy bandwidth on the H100: 84 us for 64 x 2048 rows,
-	// testsuite/results/2026-11-26-h100-s9-portability/; groups are yet to
-	// be measured there.)
+	// rows fill two such blocks a multiprocessor. Measured on the H100
+	// (testsuite/results/2026-11-26-h100-s10-rows/): ResNet's global
+	// average pool (64 x 2048 rows of 49 f32, 25 MiB) took 84 us with a
+	// block of 128 a row, 21.0 us with this default (42% of the copy
+	// bandwidth), 28.3 and 30.4 with groups of 16 and 32, and 20.7 with
+	// groups of 4 in blocks of 128.
 	g := int64(8)
 	for g < 32 && g*8 < n {
 		g *= 2

@@ -334,7 +334,7 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 		runFacts: runFacts{Date: start.UTC().Format(time.RFC3339), Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(),
 			CopyGBps: copyBW, Peaks: b.peaks, PeakNote: b.peakNote},
 		GPU: info.Name,
-		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; CUDA graphs under 20 us",
+		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; runs under 20 us as CUDA graphs of K launches (marked graph xK: one flush before the K, so data that fits in the L2 is read from it after the first)",
 			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
 	}
 	run := &benchRun{rep: rep, l2: info.L2Bytes}

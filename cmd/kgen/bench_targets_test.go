@@ -75,3 +75,28 @@ func TestBenchTargetTwice(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and the target named", code, stderr)
 	}
 }
+
+// TestBenchGraphMarked: a time measured as CUDA graphs says so, with its
+// launches a graph, in the table (kgen's and a baseline's) and in the
+// summary line; a single launch's time carries no mark.
+func TestBenchGraphMarked(t *testing.T) {
+	rep := &benchReport{Target: "cuda:sm_90", runFacts: runFacts{Baselines: []string{"eager"}}, Rows: []benchRow{
+		{Name: "pool", Time: kgrt.Timing{MedianUS: 12.47, P20US: 12.35, P80US: 12.62, Batch: 1604},
+			Torch: &kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 9.5, P20US: 9.4, P80US: 9.6, Batch: 2105}}}},
+		{Name: "sum", Time: kgrt.Timing{MedianUS: 20.74, P20US: 20.16, P80US: 21.06},
+			Torch: &kgrt.BaselineResult{Timings: map[string]*kgrt.BaselineTiming{"eager": {MedianUS: 39.33, P20US: 38.43, P80US: 43.62}}}},
+	}}
+	var text strings.Builder
+	rep.print(&text)
+	for _, want := range []string{"12.47 (12.35-12.62) graph x1604", "9.50 (9.40-9.60) graph x2105", "20.74 (20.16-21.06)  ", "39.33 (38.43-43.62)  "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, text.String())
+		}
+	}
+	if s := rep.Rows[0].summary(); s != "12.47 us (p20 12.35, p80 12.62, graph x1604), 0 GB/s" {
+		t.Errorf("summary %q", s)
+	}
+	if s := rep.Rows[1].summary(); strings.Contains(s, "graph") {
+		t.Errorf("summary %q marks a single launch", s)
+	}
+}

@@ -526,7 +526,7 @@ func (c portTime) String() string {
 		if c.PeakFrac > c.CopyFrac {
 			bound = c.Unit + " peak"
 		}
-		s = fmt.Sprintf("%s %.1f us, %.0f%% of roofline (%s)", s, c.Time.MedianUS, 100*c.RoofFrac, bound)
+		s = fmt.Sprintf("%s %.1f us%s, %.0f%% of roofline (%s)", s, c.Time.MedianUS, graphNote(c.Time.Batch, " "), 100*c.RoofFrac, bound)
 		if c.TFLOPs > 0 {
 			s += fmt.Sprintf(", %.0f TFLOP/s", c.TFLOPs)
 		}

@@ -20,13 +20,13 @@ type group struct {
 // reads them only at its own row, becomes one row-reduce launch (softmax,
 // layernorm, rmsnorm); so does an inner reduction alone. Everything else
 // is a launch of its own.
-func groupRows(k *ir.Kernel) []group {
+func groupRows(k *ir.Kernel, lim Limits) []group {
 	var groups []group
 	stmts := k.Stmts
 	for i := 0; i < len(stmts); {
 		best := -1
 		for j := i; j < len(stmts); j++ {
-			if rowGroupOK(k, stmts[i:j], stmts[j]) {
+			if rowGroupOK(k, stmts[i:j], stmts[j], lim) {
 				best = j
 			}
 			if !isRowMember(stmts[j]) {
@@ -92,8 +92,11 @@ func rowRank(members []*ir.Stmt, final *ir.Stmt) int {
 	return len(final.Index)
 }
 
-// rowGroupOK checks that members then final can run one block per row.
-func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
+// rowGroupOK checks that members then final can run one block per row,
+// and that they should: rows too few and too long for a block each
+// (longRows) run the members and final as launches of their own, the
+// final's elements over the whole GPU.
+func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt, lim Limits) bool {
 	kind := ir.Classify(final)
 	if !unguarded(final.Value) {
 		return false
@@ -103,6 +106,9 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 	}
 	r := rowRank(members, final)
 	if len(final.Index) < r || (kind != ir.Elementwise && !(kind == ir.InnerReduction && len(final.Index) == r)) {
+		return false
+	}
+	if n := RowLength(&Launch{Stmt: final, RowDims: r}); n > 0 && longRows(final.Index[:r], n, lim) {
 		return false
 	}
 	for _, m := range members {

@@ -69,17 +69,28 @@ func maxSplitOutputs(lim Limits) int64 {
 //	let loss_part[chunk in 0..S] = sum[b in 0..CH, d](sq(P[chunk * CH + b, d] - T[chunk * CH + b, d]))
 //	loss = sum[chunk in 0..S](loss_part[chunk]) / (NB * D)
 //
-// Only outputs' statements: a let with few rows fuses into the launch of
-// the statements that read it, which the split would break up.
+// A let with few rows fuses into the launch of the statements that read
+// it, a block a row, which the split would break up; only a let whose
+// rows are long (longRows: a Frobenius norm's total, a layer norm's
+// statistics over 4 M elements a row) is split, and the statements that
+// read it then run as launches of their own (rowGroupOK), every element
+// of the rows spread over the GPU.
 func splitRows(k *ir.Kernel, lim Limits) {
 	for i := 0; i < len(k.Stmts); i++ {
 		s := k.Stmts[i]
 		rs := ir.TopReductions(s.Value)
-		if s.Target.Kind == ir.Let || len(rs) != 1 || choose(s, lim).Name() != "row-reduce" {
+		if len(rs) != 1 || choose(s, lim).Name() != "row-reduce" {
 			continue
 		}
 		r := rs[0]
-		parts, chunk := splitRowsSize(s, r, maxSplitOutputs(lim))
+		maxRows := maxSplitOutputs(lim)
+		if s.Target.Kind == ir.Let {
+			if n, ok := constExtent(r.Axes); !ok || !longRows(s.Index, n, lim) {
+				continue
+			}
+			maxRows = MaxSplitOutputs
+		}
+		parts, chunk := splitRowsSize(s, r, maxRows)
 		if parts < 2 {
 			continue
 		}
@@ -95,6 +106,25 @@ func splitRows(k *ir.Kernel, lim Limits) {
 		insertLet(k, i, p)
 		i++
 	}
+}
+
+// MinSplitLetRow is the shortest row, in elements, that a block a row no
+// longer streams well where the rows are few (longRows).
+const MinSplitLetRow = 1 << 18
+
+// longRows reports whether rows indexed by index, n elements each, are
+// too few to give the GPU's multiprocessors a block each (at most
+// MaxSplitOutputs of them) and at least MinSplitLetRow long: a block a
+// row would take each row's whole length on one multiprocessor, and a
+// cluster a row 8 of them. Measured on the H100
+// (testsuite/results/2026-11-26-h100-s10-split-lets/): the Frobenius
+// norm's division of 4096 x 4096 f32 (one row) 1073 -> 124 us on
+// cuda:sm_90 (clusters), 5699 -> 81 on triton:sm_90, 12829 -> 92 on
+// hip:nvidia; a layer norm over 16 rows of 4 M f32 848 -> 629, 2340 ->
+// 538 and 4928 -> 607 us.
+func longRows(index []*ir.Index, n int64, lim Limits) bool {
+	rows, ok := constExtent(index)
+	return ok && rows <= MaxSplitOutputs && n >= MinSplitLetRow
 }
 
 // splitRowsSize is the number of whole chunks splitRows cuts the first

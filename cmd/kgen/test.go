@@ -52,8 +52,9 @@ kgen test --merge-matrix A.json B.json ... joins the matrices of several
 portability runs (each written with --matrix-json) into one, written with
 --matrix-md and --matrix-json: runs of parts of the files, for machines
 that lend a GPU for less time than a whole run takes. Each file on each
-target must come from one run; every run's date, copy bandwidth and peaks
-are listed. Split by files, not by targets: a run's instances are
+target comes from one run, or from the later of two single runs (a rerun
+after a fix; the earlier run's part says so); every run's date, copy
+bandwidth and peaks are listed. Split by files, not by targets: a run's instances are
 compared with its own first target only.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")

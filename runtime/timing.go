@@ -8,10 +8,12 @@ package runtime
 //     timed with CUDA events around the run;
 //   - before each sample, outside the timed region, an L2 flush: a memset
 //     of a scratch buffer of FlushBytes (twice the L2 size by default);
-//   - with Graph, each sample is a CUDA graph of K back-to-back launches,
-//     K chosen so that one graph run takes at least ~20 us, and the sample
-//     is divided by K (for small kernels, whose launch overhead would
-//     otherwise be measured);
+//   - with Graph (for small kernels, whose launch latency would otherwise
+//     be measured), each sample is a CUDA graph of K runs, each after its
+//     own flush, K chosen so that the runs take at least ~20 us, less a
+//     graph of the K flushes alone, divided by K: every run starts from a
+//     flushed L2, as a single run does (one flush before K runs would let
+//     runs 2..K read data that fits in the L2 from it);
 //   - the median, p20 and p80 of the samples, the number of samples and the
 //     SM clock read through NVML during the run (0 without NVML).
 
@@ -43,7 +45,7 @@ type TimeSpec struct {
 	MinReps    int     // default 10
 	MinMS      float64 // default 100
 	FlushBytes int64   // 0: twice the device's L2; negative: no flush
-	Graph      bool    // time CUDA graphs of K back-to-back launches, divided by K
+	Graph      bool    // time CUDA graphs of K flushed runs, less their flushes, divided by K
 	Timeout    time.Duration
 }
 

@@ -31,8 +31,9 @@ each once against the reference interpreter (or, when too large, against
 the reference kernels), and times the correct ones with the
 timing protocol: a warm-up of at least 25 ms; the median of at least
 max(10, 100 ms worth of) runs, each timed with CUDA events after an L2
-flush of twice the L2 size outside the timed region; CUDA graphs of
-back-to-back runs for plans under 20 us. A plan of several launches is
+flush of twice the L2 size outside the timed region; for plans under
+20 us, CUDA graphs of K runs, each after its own flush, less a graph of
+the K flushes, over K (marked graph xK). A plan of several launches is
 timed as a whole. It reports p20 and p80 beside the median, the achieved
 bandwidth (inputs read plus outputs written, once each) against the
 device-to-device copy bandwidth measured in the same run, and for matrix

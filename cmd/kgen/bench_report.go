@@ -35,13 +35,15 @@ func (rep *benchReport) header() string {
 	return s + fmt.Sprintf("; device-to-device copy %.0f GB/s (read + write)", rep.CopyGBps) + peaksText(rep.Peaks, rep.PeakNote)
 }
 
-// graphNote marks a time measured as CUDA graphs of batch launches (the
+// graphNote marks a time measured as CUDA graphs of batch runs (the
 // protocol's batching of runs under 20 us), after sep; "" for single
-// launches. Such a sample has one L2 flush before its launches, so an
-// instance whose data fits in the L2 reads it from there after the
-// first: its time is a warm cache's, not comparable with a single
-// launch's (ResNet's global average pool, 25 MiB: 12.5 us as graphs of 3,
-// 20.6 us single, testsuite/results/2026-11-26-h100-s10-rows/).
+// launches. Each run of such a graph follows its own L2 flush, whose time
+// is measured apart and taken off, so the time compares with a single
+// launch's, less the host's launch latency. (Until the tenth session
+// one flush came before the batch, and a run whose data fits in the L2
+// read it from there after the first: ResNet's global average pool, 25
+// MiB, 12.5 us as graphs of 3, 20.6 us single,
+// testsuite/results/2026-11-26-h100-s10-rows/.)
 func graphNote(batch int, sep string) string {
 	if batch <= 0 {
 		return ""

@@ -26,10 +26,12 @@ order) and writes each output's raw bytes to check_outputs: the oracle
 kgen compares its kernels with at full size.
 The protocol is the runner's (runtime/runner/runner.cpp, measure): a
 warm-up of at least warmup_ms that also estimates one run; CUDA graphs of K
-back-to-back runs when one run is under 20 us of GPU time (for a run that
+runs when one run is under 20 us of GPU time (for a run that
 looks under 200 us, the GPU's time is read from a graph of ten runs, since
 the CPU's gaps between calls, a torch.compile'd function's guards, are no
-part of it; a program that cannot be captured is timed call by call);
+part of it; each of the K runs after its own flush, the K flushes timed
+alone in a second graph and taken off; a program that cannot be captured
+is timed call by call);
 then at least
 max(min_reps, min_ms worth) samples, each timed with CUDA events and
 preceded, outside the timed region, by an L2 flush (a fill of flush_bytes).
@@ -138,10 +140,10 @@ def percentile(xs, q):
     return xs[lo] * (1 - f) + xs[hi] * f
 
 
-def graph_of(fn, n):
-    """A CUDA graph of n calls of fn, or None where fn cannot be captured
-    (a CPU synchronization, a recompilation): then it is timed call by
-    call."""
+def graph_of(fn, n, flush=None):
+    """A CUDA graph of n calls of fn, each after a fill of flush when it is
+    given, or None where fn cannot be captured (a CPU synchronization, a
+    recompilation): then it is timed call by call."""
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -151,7 +153,9 @@ def graph_of(fn, n):
         torch.cuda.current_stream().wait_stream(side)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
-            for _ in range(n):
+            for k in range(n):
+                if flush is not None:
+                    flush.fill_(k & 0xFF)
                 fn()
         g.replay()
         torch.cuda.synchronize()
@@ -189,30 +193,56 @@ def measure(fn, job):
             b.record()
             b.synchronize()
             est = max(a.elapsed_time(b) / 10, 1e-6)
+    # Short programs: a graph of batch calls, each after its own flush,
+    # then a graph of the flushes alone; a sample is the difference over
+    # batch (runner.cpp's measure).
+    flushes = None
+    fb = job["flush_bytes"]
     if est < 0.020:
         batch = int(min(max(math.ceil(0.020 / est), 1), 1000))
-        g = graph_of(fn, batch)
+        g = graph_of(fn, batch, flush if fb > 0 else None)
+        if fb > 0 and g is not None:
+            flushes = graph_of(lambda: None, batch, flush)
+            if flushes is None:
+                g = None
         if g is None:
             batch = 0
         else:
             run = g.replay
             for _ in range(3):
                 run()
+                if flushes is not None:
+                    flushes.replay()
             torch.cuda.synchronize()
     k = max(batch, 1)
-    reps = int(min(max(min_reps, math.ceil(min_ms / (est * k))), 100000))
+    sample_ms = est * k
+    if batch and fb > 0:
+        sample_ms += k * fb / 3e9
+    reps = int(min(max(min_reps, math.ceil(min_ms / sample_ms)), 100000))
     samples = []
     for done in range(0, reps, 256):
         n = min(256, reps - done)
-        evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        for j, (s, e) in enumerate(evs):
-            if job["flush_bytes"] > 0:
+        evs = [tuple(torch.cuda.Event(enable_timing=True) for _ in range(3)) for _ in range(n)]
+        for j, (e0, e1, e2) in enumerate(evs):
+            if batch:
+                e0.record()
+                if flushes is not None:
+                    flushes.replay()
+                e1.record()
+                run()
+                e2.record()
+                continue
+            if fb > 0:
                 flush.fill_((done + j) & 0xFF)
-            s.record()
+            e1.record()
             run()
-            e.record()
+            e2.record()
         torch.cuda.synchronize()
-        samples += [s.elapsed_time(e) * 1000.0 / k for s, e in evs]
+        for e0, e1, e2 in evs:
+            t = e1.elapsed_time(e2)
+            if flushes is not None:
+                t -= e0.elapsed_time(e1)
+            samples.append(t * 1000.0 / k)
     samples.sort()
     return {"median_us": percentile(samples, 0.5), "p20_us": percentile(samples, 0.2),
             "p80_us": percentile(samples, 0.8), "reps": len(samples), "batch": batch}

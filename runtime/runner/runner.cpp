@@ -365,8 +365,12 @@ double wallMS(std::chrono::steady_clock::time_point t0) {
 // warm-up for at least warmupMS; then at least max(minReps, minMS worth)
 // samples, each timed with CUDA events around the run, with an L2 flush
 // (a memset of flushBytes) before each sample outside the timed region. With
-// useGraph, a CUDA graph of K back-to-back runs (K chosen so that one graph
-// run takes at least ~20 us) is timed instead and divided by K.
+// useGraph, a CUDA graph of K runs (K chosen so that the runs take at least
+// ~20 us), each after its own flush, is timed, then a graph of the K flushes
+// alone, and a sample is their difference divided by K: each run starts
+// from the flushed L2 a single run starts from, without the host's launch
+// latency. (A graph of K runs after one flush would read the data of runs
+// 2..K from the L2 when it fits there.)
 Stats measure(const std::function<void()>& op, double warmupMS, long minReps, double minMS, size_t flushBytes,
               bool useGraph) {
   Events we(2);
@@ -386,15 +390,21 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
     chunk = (long)std::min(std::max(std::ceil(5.0 / estMS), 1.0), 100000.0);  // ~5 ms chunks
   }
   if (flushBytes > 0) flush.ensure(flushBytes);
+  auto flushL2 = [&](long i) {
+    check(cuMemsetD8Async(flush.ptr, (unsigned char)i, flushBytes, stream), "cuMemsetD8Async(L2 flush)");
+  };
 
   int K = 1;
-  CUgraph graph = nullptr;
-  CUgraphExec exec = nullptr;
-  if (useGraph) {
-    K = (int)std::min(std::max(std::ceil(0.020 / estMS), 1.0), 1000.0);
+  CUgraphExec runs = nullptr, flushes = nullptr;  // K flushed runs; the K flushes alone
+  auto capture = [&](bool withRuns) {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
     check(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
     try {
-      for (int k = 0; k < K; k++) op();
+      for (int k = 0; k < K; k++) {
+        if (flushBytes > 0) flushL2(k);
+        if (withRuns) op();
+      }
     } catch (...) {
       CUgraph g = nullptr;
       cuStreamEndCapture(stream, &g);
@@ -403,51 +413,63 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
     }
     check(cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
     CUresult r = cuGraphInstantiateWithFlags(&exec, graph, 0);
-    if (r != CUDA_SUCCESS) {
-      cuGraphDestroy(graph);
-      check(r, "cuGraphInstantiateWithFlags");
-    }
-  }
-  auto cleanup = [&]() {
-    if (exec) cuGraphExecDestroy(exec);
-    if (graph) cuGraphDestroy(graph);
+    cuGraphDestroy(graph);
+    check(r, "cuGraphInstantiateWithFlags");
+    return exec;
   };
-
+  auto cleanup = [&]() {
+    if (runs) cuGraphExecDestroy(runs);
+    if (flushes) cuGraphExecDestroy(flushes);
+  };
   try {
-    auto run = [&]() {
-      if (exec)
-        check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
-      else
-        op();
-    };
-    if (exec) {  // warm the graph
-      for (int i = 0; i < 3; i++) run();
+    if (useGraph) {
+      K = (int)std::min(std::max(std::ceil(0.020 / estMS), 1.0), 1000.0);
+      runs = capture(true);
+      if (flushBytes > 0) flushes = capture(false);
+      for (int i = 0; i < 3; i++) {  // warm the graphs
+        check(cuGraphLaunch(runs, stream), "cuGraphLaunch");
+        if (flushes) check(cuGraphLaunch(flushes, stream), "cuGraphLaunch");
+      }
       check(cuStreamSynchronize(stream), "cuStreamSynchronize");
     }
+    // 100 ms worth of samples: with graphs, of the runs and the flushes
+    // the samples take (a flush of 2 x 50 MiB takes ~35 us).
     double sampleMS = estMS * K;
+    if (runs && flushBytes > 0) sampleMS += K * (double)flushBytes / 3e9;
     double want = std::ceil(minMS / sampleMS);
     long reps = (long)std::min(std::max((double)minReps, want), 100000.0);
     if (reps < 1) reps = 1;
 
     const long B = 256;
-    Events ev(2 * B);
+    Events ev(3 * B);
     std::vector<double> samples;
     std::vector<int> clocks;
     samples.reserve(reps);
     for (long done = 0; done < reps;) {
       long n = std::min(B, reps - done);
       for (long j = 0; j < n; j++) {
-        if (flushBytes > 0)
-          check(cuMemsetD8Async(flush.ptr, (unsigned char)(done + j), flushBytes, stream), "cuMemsetD8Async(L2 flush)");
-        check(cuEventRecord(ev.ev[2 * j], stream), "cuEventRecord");
-        run();
-        check(cuEventRecord(ev.ev[2 * j + 1], stream), "cuEventRecord");
+        CUevent* e = &ev.ev[3 * j];
+        if (runs) {
+          // e0 | the K flushes | e1 | the K flushed runs | e2
+          check(cuEventRecord(e[0], stream), "cuEventRecord");
+          if (flushes) check(cuGraphLaunch(flushes, stream), "cuGraphLaunch");
+          check(cuEventRecord(e[1], stream), "cuEventRecord");
+          check(cuGraphLaunch(runs, stream), "cuGraphLaunch");
+          check(cuEventRecord(e[2], stream), "cuEventRecord");
+          continue;
+        }
+        if (flushBytes > 0) flushL2(done + j);
+        check(cuEventRecord(e[1], stream), "cuEventRecord");
+        op();
+        check(cuEventRecord(e[2], stream), "cuEventRecord");
       }
       check(cuStreamSynchronize(stream), "cuStreamSynchronize");
       for (long j = 0; j < n; j++) {
-        float ms = 0;
-        check(cuEventElapsedTime(&ms, ev.ev[2 * j], ev.ev[2 * j + 1]), "cuEventElapsedTime");
-        samples.push_back(ms * 1000.0 / K);
+        CUevent* e = &ev.ev[3 * j];
+        float ms = 0, flushMS = 0;
+        check(cuEventElapsedTime(&ms, e[1], e[2]), "cuEventElapsedTime");
+        if (flushes) check(cuEventElapsedTime(&flushMS, e[0], e[1]), "cuEventElapsedTime");
+        samples.push_back((ms - flushMS) * 1000.0 / K);
       }
       int c = nvml.smClockMHz();
       if (c > 0) clocks.push_back(c);
@@ -462,7 +484,7 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
     s.p80 = percentile(samples, 0.8);
     s.reps = (long)samples.size();
     s.clockMHz = clocks.empty() ? 0 : clocks[clocks.size() / 2];
-    s.batch = exec ? K : 0;
+    s.batch = runs ? K : 0;
     return s;
   } catch (...) {
     cleanup();

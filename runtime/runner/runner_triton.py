@@ -26,8 +26,9 @@
 # kernel as raw pointers and scalars, in the entry point's signature order
 # (constexprs added). Timing follows runner.cpp's measure(): warm-up,
 # CUDA events around each sample, an L2 flush (a memset) before each
-# sample outside the timed region, CUDA graphs of back-to-back runs for
-# short plans, the median and p20/p80.
+# sample outside the timed region, for short plans CUDA graphs of runs
+# each after its own flush, less a graph of the flushes alone, the median
+# and p20/p80.
 #
 # Error replies use CUDA's error names where the failure is the GPU's, so
 # that kgen classifies them as it does the CUDA runner's; after an error
@@ -451,33 +452,61 @@ class Runner:
                 chunk = int(min(max(math.ceil(5.0 / est), 1), 100000))
             if flush_bytes > 0 and (self.flush is None or self.flush.numel() < flush_bytes):
                 self.flush = torch.empty(flush_bytes, dtype=torch.uint8, device=self.dev)
-            K, g = 1, None
+            flush = self.flush[:flush_bytes] if flush_bytes > 0 else None
+            # With graphs (runner.cpp's measure): K runs, each after its own
+            # flush, then the K flushes alone; a sample is the difference
+            # over K.
+            K, runs, flushes = 1, None, None
             if use_graph:
                 K = int(min(max(math.ceil(0.020 / est), 1), 1000))
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g, stream=stream):
-                    for _ in range(K):
+                runs = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(runs, stream=stream):
+                    for k in range(K):
+                        if flush is not None:
+                            flush.fill_(k & 0xFF)
                         op()
+                if flush is not None:
+                    flushes = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(flushes, stream=stream):
+                        for k in range(K):
+                            flush.fill_(k & 0xFF)
                 for _ in range(3):
-                    g.replay()
+                    runs.replay()
+                    if flushes is not None:
+                        flushes.replay()
                 stream.synchronize()
-            run = g.replay if g is not None else op
-            reps = int(min(max(min_reps, math.ceil(min_ms / (est * K))), 100000))
+            sample_ms = est * K
+            if runs is not None and flush is not None:
+                sample_ms += K * flush_bytes / 3e9
+            reps = int(min(max(min_reps, math.ceil(min_ms / sample_ms)), 100000))
             reps = max(reps, 1)
             samples = []
             B = 256
             done = 0
             while done < reps:
                 n = min(B, reps - done)
-                evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+                evs = [tuple(torch.cuda.Event(enable_timing=True) for _ in range(3)) for _ in range(n)]
                 for j in range(n):
-                    if flush_bytes > 0:
-                        self.flush[:flush_bytes].fill_((done + j) & 0xFF)
-                    evs[j][0].record(stream)
-                    run()
-                    evs[j][1].record(stream)
+                    e0, e1, e2 = evs[j]
+                    if runs is not None:
+                        e0.record(stream)
+                        if flushes is not None:
+                            flushes.replay()
+                        e1.record(stream)
+                        runs.replay()
+                        e2.record(stream)
+                        continue
+                    if flush is not None:
+                        flush.fill_((done + j) & 0xFF)
+                    e1.record(stream)
+                    op()
+                    e2.record(stream)
                 stream.synchronize()
-                samples.extend(a.elapsed_time(b) * 1000.0 / K for a, b in evs)
+                for e0, e1, e2 in evs:
+                    t = e1.elapsed_time(e2)
+                    if flushes is not None:
+                        t -= e0.elapsed_time(e1)
+                    samples.append(t * 1000.0 / K)
                 done += n
         samples.sort()
 
@@ -492,7 +521,7 @@ class Runner:
             clock = int(torch.cuda.clock_rate(self.dev))
         except Exception:
             clock = 0
-        return (pct(0.5), pct(0.2), pct(0.8), len(samples), clock, K if g is not None else 0)
+        return (pct(0.5), pct(0.2), pct(0.8), len(samples), clock, K if runs is not None else 0)
 
     def copybw(self, t):
         if len(t) != 2:

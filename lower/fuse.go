@@ -20,13 +20,13 @@ type group struct {
 // reads them only at its own row, becomes one row-reduce launch (softmax,
 // layernorm, rmsnorm); so does an inner reduction alone. Everything else
 // is a launch of its own.
-func groupRows(k *ir.Kernel, lim Limits) []group {
+func groupRows(k *ir.Kernel) []group {
 	var groups []group
 	stmts := k.Stmts
 	for i := 0; i < len(stmts); {
 		best := -1
 		for j := i; j < len(stmts); j++ {
-			if rowGroupOK(k, stmts[i:j], stmts[j], lim) {
+			if rowGroupOK(k, stmts[i:j], stmts[j]) {
 				best = j
 			}
 			if !isRowMember(stmts[j]) {
@@ -96,7 +96,7 @@ func rowRank(members []*ir.Stmt, final *ir.Stmt) int {
 // and that they should: rows too few and too long for a block each
 // (longRows) run the members and final as launches of their own, the
 // final's elements over the whole GPU.
-func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt, lim Limits) bool {
+func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 	kind := ir.Classify(final)
 	if !unguarded(final.Value) {
 		return false
@@ -108,7 +108,7 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt, lim Limits) bo
 	if len(final.Index) < r || (kind != ir.Elementwise && !(kind == ir.InnerReduction && len(final.Index) == r)) {
 		return false
 	}
-	if n := RowLength(&Launch{Stmt: final, RowDims: r}); n > 0 && longRows(final.Index[:r], n, lim) {
+	if n := RowLength(&Launch{Stmt: final, RowDims: r}); n > 0 && longRows(final.Index[:r], n) {
 		return false
 	}
 	for _, m := range members {

@@ -169,7 +169,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 			groups = append(groups, group{final: s})
 		}
 	} else {
-		groups = groupRows(k, lim)
+		groups = groupRows(k)
 	}
 	fused := map[*ir.Tensor]bool{}
 	for _, g := range groups {

@@ -85,7 +85,7 @@ func splitRows(k *ir.Kernel, lim Limits) {
 		r := rs[0]
 		maxRows := maxSplitOutputs(lim)
 		if s.Target.Kind == ir.Let {
-			if n, ok := constExtent(r.Axes); !ok || !longRows(s.Index, n, lim) {
+			if n, ok := constExtent(r.Axes); !ok || !longRows(s.Index, n) {
 				continue
 			}
 			maxRows = MaxSplitOutputs
@@ -122,7 +122,7 @@ const MinSplitLetRow = 1 << 18
 // cuda:sm_90 (clusters), 5699 -> 81 on triton:sm_90, 12829 -> 92 on
 // hip:nvidia; a layer norm over 16 rows of 4 M f32 848 -> 629, 2340 ->
 // 538 and 4928 -> 607 us.
-func longRows(index []*ir.Index, n int64, lim Limits) bool {
+func longRows(index []*ir.Index, n int64) bool {
 	rows, ok := constExtent(index)
 	return ok && rows <= MaxSplitOutputs && n >= MinSplitLetRow
 }

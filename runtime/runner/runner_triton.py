@@ -457,19 +457,21 @@ class Runner:
             # flush, then the K flushes alone; a sample is the difference
             # over K.
             K, runs, flushes = 1, None, None
-            if use_graph:
-                K = int(min(max(math.ceil(0.020 / est), 1), 1000))
-                runs = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(runs, stream=stream):
+
+            def capture(with_runs):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g, stream=stream):
                     for k in range(K):
                         if flush is not None:
                             flush.fill_(k & 0xFF)
-                        op()
+                        if with_runs:
+                            op()
+                return g
+            if use_graph:
+                K = int(min(max(math.ceil(0.020 / est), 1), 1000))
+                runs = capture(True)
                 if flush is not None:
-                    flushes = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(flushes, stream=stream):
-                        for k in range(K):
-                            flush.fill_(k & 0xFF)
+                    flushes = capture(False)
                 for _ in range(3):
                     runs.replay()
                     if flushes is not None:

@@ -92,6 +92,9 @@ var BaselineModes = []string{"eager", "compile", "max-autotune"}
 // import torch), in each of modes (BaselineModes), using spec's protocol
 // parameters (defaults as for Time; flushBytes is the L2 flush size).
 func RunBaselines(ctx context.Context, python string, tasks []BaselineTask, modes []string, spec TimeSpec, flushBytes int64) ([]BaselineResult, error) {
+	if err := CheckFlush(spec.Flush); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "kgen-baseline-")
 	if err != nil {
 		return nil, err
@@ -103,7 +106,7 @@ func RunBaselines(ctx context.Context, python string, tasks []BaselineTask, mode
 	}
 	job := map[string]any{
 		"warmup_ms": orDefault(spec.WarmupMS, DefaultWarmupMS), "min_reps": int(orDefault(float64(spec.MinReps), DefaultMinReps)),
-		"min_ms": orDefault(spec.MinMS, DefaultMinMS), "flush_bytes": flushBytes, "tasks": tasks, "modes": modes,
+		"min_ms": orDefault(spec.MinMS, DefaultMinMS), "flush_bytes": flushBytes, "flush": orFlush(spec.Flush), "tasks": tasks, "modes": modes,
 	}
 	in, err := json.Marshal(job)
 	if err != nil {
@@ -161,4 +164,12 @@ func tail(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
+}
+
+// orFlush is kind, or FlushRead when it is empty.
+func orFlush(kind string) string {
+	if kind == "" {
+		return FlushRead
+	}
+	return kind
 }

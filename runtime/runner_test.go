@@ -86,8 +86,11 @@ func TestRunnerLaunchText(t *testing.T) {
 }
 
 func TestRunnerTimeText(t *testing.T) {
-	if got, want := (TimeSpec{}).timeText(50<<20), "25 10 100 104857600 0"; got != want {
+	if got, want := (TimeSpec{}).timeText(50<<20), "25 10 100 read:104857600 0"; got != want {
 		t.Errorf("defaults: got %q, want %q", got, want)
+	}
+	if got, want := (TimeSpec{Flush: FlushWrite, FlushBytes: 4096}).timeText(50<<20), "25 10 100 write:4096 0"; got != want {
+		t.Errorf("write flush: got %q, want %q", got, want)
 	}
 	s := TimeSpec{WarmupMS: 5.5, MinReps: 3, MinMS: 1, FlushBytes: -1, Graph: true}
 	if got, want := s.timeText(50<<20), "5.5 3 1 0 1"; got != want {
@@ -307,8 +310,14 @@ func fakeRunnerMain(mode string) {
 				continue
 			}
 			if f[0] == "time" {
-				// Echo what kgen sent, so that the test can check it.
-				reply(fmt.Sprintf("ok 12.5000 12.0000 13.5000 %s %d %s", f[2], id(f[4])>>20, f[5]))
+				// Echo what kgen sent, so that the test can check it:
+				// the flush must be a read.
+				kind, size, _ := strings.Cut(f[4], ":")
+				if kind != "read" {
+					reply("err EPROTO: flush " + f[4])
+					continue
+				}
+				reply(fmt.Sprintf("ok 12.5000 12.0000 13.5000 %s %d %s", f[2], id(size)>>20, f[5]))
 			} else {
 				reply("ok")
 			}
@@ -406,8 +415,8 @@ func TestFakeRunnerRoundTrip(t *testing.T) {
 	if err != nil || info.SMs != 132 || info.L2Bytes != 50<<20 {
 		t.Fatalf("info: %+v %v", info, err)
 	}
-	// The fake echoes MIN_REPS, FLUSH_BYTES in MiB and GRAPH: the default
-	// flush is twice the L2.
+	// The fake echoes MIN_REPS, the flush's bytes in MiB and GRAPH: the
+	// default flush is a read of twice the L2.
 	tm, err := r.Time(ctx, TimeSpec{Launches: []LaunchSpec{spec}, Graph: true})
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,11 @@ package runtime
 //   - a warm-up of at least WarmupMS (25 ms), which also estimates one run;
 //   - then at least max(MinReps, MinMS worth) samples (10, 100 ms), each
 //     timed with CUDA events around the run;
-//   - before each sample, outside the timed region, an L2 flush: a memset
-//     of a scratch buffer of FlushBytes (twice the L2 size by default);
+//   - before each sample, outside the timed region, an L2 flush: a read of
+//     a scratch buffer of FlushBytes (twice the L2 size by default), or,
+//     with Flush "write", a memset of it (triton.testing.do_bench's flush,
+//     whose dirty lines the timed kernel then pays to write back; runner.cpp's
+//     Scratch says why reading is the default);
 //   - with Graph (for small kernels, whose launch latency would otherwise
 //     be measured), each sample is a CUDA graph of K runs, each after its
 //     own flush, K chosen so that the runs take at least ~20 us, less a
@@ -25,6 +28,21 @@ import (
 	"strings"
 	"time"
 )
+
+// The L2 flush's kinds (TimeSpec.Flush).
+const (
+	FlushRead  = "read"
+	FlushWrite = "write"
+)
+
+// CheckFlush reports whether kind names an L2 flush ("" is FlushRead).
+func CheckFlush(kind string) error {
+	switch kind {
+	case "", FlushRead, FlushWrite:
+		return nil
+	}
+	return fmt.Errorf("unknown L2 flush %q (want %s or %s)", kind, FlushRead, FlushWrite)
+}
 
 // Defaults of the timing protocol.
 const (
@@ -45,6 +63,7 @@ type TimeSpec struct {
 	MinReps    int     // default 10
 	MinMS      float64 // default 100
 	FlushBytes int64   // 0: twice the device's L2; negative: no flush
+	Flush      string  // how: FlushRead ("" too) or FlushWrite
 	Graph      bool    // time CUDA graphs of K flushed runs, less their flushes, divided by K
 	Timeout    time.Duration
 }
@@ -89,8 +108,9 @@ func (t Timing) TFLOPs(flops float64) float64 {
 	return flops / (t.MedianUS * 1e-6) / 1e12
 }
 
-// timeText formats "WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH" with the
-// defaults applied; l2 is the device's L2 size.
+// timeText formats "WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH" with the
+// defaults applied, FLUSH being 0, read:BYTES or write:BYTES; l2 is the
+// device's L2 size.
 func (s TimeSpec) timeText(l2 int64) string {
 	warm, reps, minMS := s.WarmupMS, s.MinReps, s.MinMS
 	if warm <= 0 {
@@ -106,14 +126,15 @@ func (s TimeSpec) timeText(l2 int64) string {
 	if flush == 0 {
 		flush = 2 * l2
 	}
-	if flush < 0 {
-		flush = 0
+	flushText := "0"
+	if flush > 0 {
+		flushText = fmt.Sprintf("%s:%d", orFlush(s.Flush), flush)
 	}
 	graph := 0
 	if s.Graph {
 		graph = 1
 	}
-	return fmt.Sprintf("%s %d %s %d %d", strconv.FormatFloat(warm, 'g', -1, 64), reps, strconv.FormatFloat(minMS, 'g', -1, 64), flush, graph)
+	return fmt.Sprintf("%s %d %s %s %d", strconv.FormatFloat(warm, 'g', -1, 64), reps, strconv.FormatFloat(minMS, 'g', -1, 64), flushText, graph)
 }
 
 // parseTimeReply parses "MEDIAN_US P20_US P80_US REPS CLOCK_MHZ [BATCH]".
@@ -159,6 +180,9 @@ func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
 	}
 	if len(s.Launches) == 0 {
 		return Timing{}, &RunnerError{Op: "time", Code: "EPROTO", Msg: "nothing to time"}
+	}
+	if err := CheckFlush(s.Flush); err != nil {
+		return Timing{}, &RunnerError{Op: "time", Code: "EPROTO", Msg: err.Error()}
 	}
 	var texts []string
 	for _, l := range s.Launches {

@@ -31,7 +31,10 @@ each once against the reference interpreter (or, when too large, against
 the reference kernels), and times the correct ones with the
 timing protocol: a warm-up of at least 25 ms; the median of at least
 max(10, 100 ms worth of) runs, each timed with CUDA events after an L2
-flush of twice the L2 size outside the timed region; for plans under
+flush of twice the L2 size outside the timed region (--flush read, the
+default, reads a scratch buffer; --flush write writes it, as
+triton.testing.do_bench does, and the timed kernel then pays to write its
+dirty lines back: docs/bench.md); for plans under
 20 us, CUDA graphs of K runs, each after its own flush, less a graph of
 the K flushes, over K (marked graph xK). A plan of several launches is
 timed as a whole. It reports p20 and p80 beside the median, the achieved
@@ -74,6 +77,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 			var tools toolPaths
 			tools.register(fs)
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
+			flushKind := fs.String("flush", kgrt.FlushRead, "the L2 flush before each timed run: read or write a scratch buffer of twice the L2")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			var tf tunedFlags
@@ -136,6 +140,9 @@ instance is wrong.` + compareHelp + mergeHelp,
 						}
 					}
 				}
+				if err := kgrt.CheckFlush(*flushKind); err != nil {
+					return usageError("bench", "--flush: %v", err)
+				}
 				var want []string
 				if *kernels != "" {
 					want = strings.Split(*kernels, ",")
@@ -182,7 +189,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 							return nil, code
 						}
 						defer g.close()
-						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakNote: peakNote}
+						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakNote: peakNote, flush: *flushKind}
 						run, err := b.run(ctx, want, py != "")
 						if err != nil {
 							fmt.Fprintf(stderr, "kgen bench: %s: %v\n", t, err)
@@ -197,7 +204,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 					defer run.close()
 					runs = append(runs, run)
 				}
-				rep, err := benchReportOf(ctx, runs, py, modes)
+				rep, err := benchReportOf(ctx, runs, py, modes, *flushKind)
 				if err != nil {
 					fmt.Fprintf(stderr, "kgen bench: %v\n", err)
 					return exitUser
@@ -299,6 +306,7 @@ type bencher struct {
 	peaks    []kgrt.Peak
 	peakNote string // why peaks is empty, or what it lacks
 	checks   string // where the PyTorch check's files go
+	flush    string // the L2 flush's kind (kgrt.FlushRead when empty)
 }
 
 // benchRun is what bench measured on one target: the report's figures
@@ -335,8 +343,8 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 		runFacts: runFacts{Date: start.UTC().Format(time.RFC3339), Driver: info.DriverVersion, Toolchain: b.g.be.toolchain(),
 			CopyGBps: copyBW, Peaks: b.peaks, PeakNote: b.peakNote},
 		GPU: info.Name,
-		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush %d MiB before each; runs under 20 us as CUDA graphs of K launches (marked graph xK: one flush before the K, so data that fits in the L2 is read from it after the first)",
-			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, 2*info.L2Bytes>>20),
+		Protocol: fmt.Sprintf("warm-up %d ms; median of max(%d, %d ms) samples by CUDA events; L2 flush before each, %s of %d MiB; runs under 20 us as CUDA graphs of K launches, each after its own flush, less a graph of the K flushes (marked graph xK)",
+			kgrt.DefaultWarmupMS, kgrt.DefaultMinReps, kgrt.DefaultMinMS, b.flushKind(), 2*info.L2Bytes>>20),
 	}
 	run := &benchRun{rep: rep, l2: info.L2Bytes}
 	if withTorch {
@@ -386,7 +394,7 @@ func (b *bencher) run(ctx context.Context, want []string, withTorch bool) (*benc
 // comes from the first target that has it, whose check outputs every
 // target's outputs are compared with (the check inputs are the same on
 // every target: the same seed, the same shapes).
-func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes []string) (*benchReport, error) {
+func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes []string, flush string) (*benchReport, error) {
 	start := time.Now()
 	rep := *runs[0].rep
 	rep.Rows, rep.ElapsedSec = nil, 0
@@ -416,7 +424,7 @@ func benchReportOf(ctx context.Context, runs []*benchRun, python string, modes [
 	}
 	if python != "" && len(tasks) > 0 {
 		rep.Baselines = modes
-		res, err := kgrt.RunBaselines(ctx, python, tasks, modes, kgrt.TimeSpec{}, 2*runs[0].l2)
+		res, err := kgrt.RunBaselines(ctx, python, tasks, modes, kgrt.TimeSpec{Flush: flush}, 2*runs[0].l2)
 		if err != nil {
 			return nil, err
 		}
@@ -499,11 +507,19 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 	return b.time(ctx, row, p, x, inputs, copyBW)
 }
 
+// flushKind names the L2 flush b times with.
+func (b *bencher) flushKind() string {
+	if b.flush == kgrt.FlushWrite {
+		return "a write"
+	}
+	return "a read"
+}
+
 // time times a checked instance on inputs and fills in row's figures.
 func (b *bencher) time(ctx context.Context, row benchRow, p *lower.Plan, x *kgrt.Executor, inputs []*tensor.Tensor, copyBW float64) benchRow {
-	tm, err := x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{})
+	tm, err := x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Flush: b.flush})
 	if err == nil && tm.MedianUS < 20 {
-		tm, err = x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Graph: true})
+		tm, err = x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Flush: b.flush, Graph: true})
 	}
 	if err != nil {
 		row.Error = err.Error()

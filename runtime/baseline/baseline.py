@@ -2,7 +2,7 @@
 
 kgen writes a JSON job on stdin:
 
-    {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N,
+    {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N, "flush": "read",
      "modes": ["eager", "compile", "max-autotune"],
      "tasks": [{"name": "softmax_16x16384", "kernel": "softmax",
                 "inputs": [{"name": "X", "dtype": "f32", "shape": [16, 16384]}],
@@ -34,7 +34,9 @@ alone in a second graph and taken off; a program that cannot be captured
 is timed call by call);
 then at least
 max(min_reps, min_ms worth) samples, each timed with CUDA events and
-preceded, outside the timed region, by an L2 flush (a fill of flush_bytes).
+preceded, outside the timed region, by an L2 flush of flush_bytes: a read
+of a scratch buffer, or with "flush": "write" a fill of it (the dirty lines
+of which the timed program pays to write back; runner.cpp's Scratch).
 
 The PyTorch programs are written by hand for the example kernels named in
 OPS, keyed by kernel name: the obvious torch call for each.
@@ -140,8 +142,22 @@ def percentile(xs, q):
     return xs[lo] * (1 - f) + xs[hi] * f
 
 
+def l2_flush(job):
+    """The L2 flush before each sample (runner.cpp's Scratch): a function
+    of the sample's index, or None without one."""
+    fb = job["flush_bytes"]
+    if fb <= 0:
+        return None
+    buf = torch.zeros(fb, dtype=torch.uint8, device="cuda")
+    if job.get("flush", "read") == "write":
+        return lambda i: buf.fill_(i & 0xFF)
+    words = buf[:fb // 4 * 4].view(torch.float32)
+    sink = torch.zeros((), dtype=torch.float32, device="cuda")
+    return lambda i: torch.sum(words, 0, out=sink)
+
+
 def graph_of(fn, n, flush=None):
-    """A CUDA graph of n calls of fn, each after a fill of flush when it is
+    """A CUDA graph of n calls of fn, each after flush(k) when it is
     given, or None where fn cannot be captured (a CPU synchronization, a
     recompilation): then it is timed call by call."""
     try:
@@ -155,7 +171,7 @@ def graph_of(fn, n, flush=None):
         with torch.cuda.graph(g):
             for k in range(n):
                 if flush is not None:
-                    flush.fill_(k & 0xFF)
+                    flush(k)
                 fn()
         g.replay()
         torch.cuda.synchronize()
@@ -167,7 +183,7 @@ def graph_of(fn, n, flush=None):
 
 def measure(fn, job):
     warmup_ms, min_reps, min_ms = job["warmup_ms"], job["min_reps"], job["min_ms"]
-    flush = torch.empty(max(job["flush_bytes"], 1), dtype=torch.uint8, device="cuda")
+    flush = l2_flush(job)
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     t0, chunk, est = time.perf_counter(), 1, 1e-6
     while True:
@@ -200,7 +216,7 @@ def measure(fn, job):
     fb = job["flush_bytes"]
     if est < 0.020:
         batch = int(min(max(math.ceil(0.020 / est), 1), 1000))
-        g = graph_of(fn, batch, flush if fb > 0 else None)
+        g = graph_of(fn, batch, flush)
         if fb > 0 and g is not None:
             flushes = graph_of(lambda: None, batch, flush)
             if flushes is None:
@@ -232,8 +248,8 @@ def measure(fn, job):
                 run()
                 e2.record()
                 continue
-            if fb > 0:
-                flush.fill_((done + j) & 0xFF)
+            if flush is not None:
+                flush(done + j)
             e1.record()
             run()
             e2.record()

@@ -19,8 +19,9 @@
 //   fill BUF BYTE             -> ok            (cuMemsetD8)
 //   launch LAUNCHSPEC         -> ok            (asynchronous; errors show at sync)
 //   sync                      -> ok            (cuCtxSynchronize)
-//   time WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH LAUNCHSPEC
+//   time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC
 //                             -> ok MEDIAN_US P20_US P80_US REPS CLOCK_MHZ BATCH
+//                                (FLUSH: 0, read:BYTES or write:BYTES; see Scratch)
 //   copybw BYTES              -> ok GBPS MEDIAN_US
 //   info                      -> ok NAME|CC_MAJOR|CC_MINOR|SMS|L2_BYTES|MEM_BYTES|DRIVER_VERSION|SMEM_OPTIN|MAX_THREADS
 //   quit                      -> exit 0, no reply
@@ -329,16 +330,93 @@ struct Events {
   }
 };
 
+// The L2 flush before each timed run: a scratch buffer of twice the L2 is
+// either read (the default) or written (a memset, as triton.testing.do_bench
+// flushes). A write leaves the L2 full of dirty lines, and the timed kernel's
+// first misses pay for writing them back: about 10 us on a 64 MiB read on the
+// H100 (testsuite/results/2026-11-26-h100-s8-flush/), which is the flush's
+// cost, not the kernel's. A read leaves clean lines of the scratch buffer,
+// which evict for free: the kernel's data is cold and nothing else is
+// charged to it.
+//
+// kg_flush_read reads the buffer in 16-byte vectors, grid-stride, and stores
+// the XOR of what it read only when that is non-zero; the buffer is zeroed
+// once, so it never stores, but the compiler cannot know that.
+const char* flushPTX = R"(
+.version 6.0
+.target sm_50
+.address_size 64
+
+.visible .entry kg_flush_read(.param .u64 buf, .param .u64 n16)
+{
+  .reg .pred p;
+  .reg .b32 r<10>;
+  .reg .b64 rd<10>;
+  ld.param.u64 rd1, [buf];
+  ld.param.u64 rd2, [n16];
+  cvta.to.global.u64 rd1, rd1;
+  mov.u32 r1, %ctaid.x;
+  mov.u32 r2, %ntid.x;
+  mov.u32 r3, %tid.x;
+  mov.u32 r4, %nctaid.x;
+  mul.wide.u32 rd3, r1, r2;
+  cvt.u64.u32 rd4, r3;
+  add.u64 rd3, rd3, rd4;
+  mul.wide.u32 rd5, r4, r2;
+  mov.u32 r5, 0;
+LOOP:
+  setp.ge.u64 p, rd3, rd2;
+  @p bra DONE;
+  shl.b64 rd6, rd3, 4;
+  add.u64 rd6, rd1, rd6;
+  ld.global.v4.u32 {r6, r7, r8, r9}, [rd6];
+  xor.b32 r5, r5, r6;
+  xor.b32 r5, r5, r7;
+  xor.b32 r5, r5, r8;
+  xor.b32 r5, r5, r9;
+  add.u64 rd3, rd3, rd5;
+  bra LOOP;
+DONE:
+  setp.eq.u32 p, r5, 0;
+  @p bra END;
+  st.global.u32 [rd1], r5;
+END:
+  ret;
+}
+)";
+
 struct Scratch {
   CUdeviceptr ptr = 0;
   size_t size = 0;
+  CUmodule mod = nullptr;
+  CUfunction readFn = nullptr;
+  int grid = 0;
   void ensure(size_t n) {
     if (n <= size) return;
     if (ptr) cuMemFree(ptr);
     ptr = 0;
     size = 0;
     check(cuMemAlloc(&ptr, n), "cuMemAlloc(L2 flush buffer)");
+    check(cuMemsetD8(ptr, 0, n), "cuMemsetD8(L2 flush buffer)");
     size = n;
+  }
+  // enqueue flushes bytes of the buffer on stream; i varies a write
+  // flush's byte from one flush to the next.
+  void enqueue(bool read, size_t bytes, long i) {
+    if (!read) {
+      check(cuMemsetD8Async(ptr, (unsigned char)i, bytes, stream), "cuMemsetD8Async(L2 flush)");
+      return;
+    }
+    if (!readFn) {
+      check(cuModuleLoadData(&mod, flushPTX), "cuModuleLoadData(L2 flush kernel)");
+      check(cuModuleGetFunction(&readFn, mod, "kg_flush_read"), "cuModuleGetFunction(kg_flush_read)");
+      int sms = 0;
+      check(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+      grid = 8 * sms;  // 8 blocks of 256 threads fill an SM's 2048 threads
+    }
+    unsigned long long n16 = bytes / 16;
+    void* args[] = {&ptr, &n16};
+    check(cuLaunchKernel(readFn, grid, 1, 1, 256, 1, 1, 0, stream, args, nullptr), "cuLaunchKernel(L2 flush)");
   }
 } flush;
 
@@ -364,7 +442,8 @@ double wallMS(std::chrono::steady_clock::time_point t0) {
 // measure runs the issue's timing protocol on op (one run enqueued on stream):
 // warm-up for at least warmupMS; then at least max(minReps, minMS worth)
 // samples, each timed with CUDA events around the run, with an L2 flush
-// (a memset of flushBytes) before each sample outside the timed region. With
+// (flushBytes read, or written with flushWrite) before each sample outside
+// the timed region. With
 // useGraph, a CUDA graph of K runs (K chosen so that the runs take at least
 // ~20 us), each after its own flush, is timed, then a graph of the K flushes
 // alone, and a sample is their difference divided by K: each run starts
@@ -372,7 +451,7 @@ double wallMS(std::chrono::steady_clock::time_point t0) {
 // latency. (A graph of K runs after one flush would read the data of runs
 // 2..K from the L2 when it fits there.)
 Stats measure(const std::function<void()>& op, double warmupMS, long minReps, double minMS, size_t flushBytes,
-              bool useGraph) {
+              bool flushWrite, bool useGraph) {
   Events we(2);
   // Warm-up, which also estimates the time of one run (back to back, L2 warm).
   auto t0 = std::chrono::steady_clock::now();
@@ -390,9 +469,7 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
     chunk = (long)std::min(std::max(std::ceil(5.0 / estMS), 1.0), 100000.0);  // ~5 ms chunks
   }
   if (flushBytes > 0) flush.ensure(flushBytes);
-  auto flushL2 = [&](long i) {
-    check(cuMemsetD8Async(flush.ptr, (unsigned char)i, flushBytes, stream), "cuMemsetD8Async(L2 flush)");
-  };
+  auto flushL2 = [&](long i) { flush.enqueue(!flushWrite, flushBytes, i); };
 
   int K = 1;
   CUgraphExec runs = nullptr, flushes = nullptr;  // K flushed runs; the K flushes alone
@@ -645,11 +722,22 @@ std::string cmdLaunch(const std::vector<std::string>& t) {
 }
 
 std::string cmdTime(const std::vector<std::string>& t) {
-  if (t.size() < 7) fail("EPROTO", "usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH LAUNCHSPEC...");
+  if (t.size() < 7) fail("EPROTO", "usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC...");
   double warm = parseDouble(t[1], "warm-up ms");
   long minReps = (long)parseNonNeg(t[2], "minimum repetitions");
   double minMS = parseDouble(t[3], "minimum ms");
-  long long flushBytes = parseNonNeg(t[4], "flush bytes");
+  // FLUSH: 0 (none), read:BYTES or write:BYTES.
+  bool flushWrite = false;
+  std::string fl = t[4];
+  if (fl.rfind("read:", 0) == 0) {
+    fl = fl.substr(5);
+  } else if (fl.rfind("write:", 0) == 0) {
+    fl = fl.substr(6);
+    flushWrite = true;
+  } else if (fl != "0") {
+    fail("EPROTO", "flush must be 0, read:BYTES or write:BYTES, not " + fl);
+  }
+  long long flushBytes = parseNonNeg(fl, "flush bytes");
   long long graph = parseInt(t[5], "graph flag");
   if (graph != 0 && graph != 1) fail("EPROTO", "graph flag must be 0 or 1");
   // One run is every launch in order: a plan of several launches is timed
@@ -663,7 +751,7 @@ std::string cmdTime(const std::vector<std::string>& t) {
       [&]() {
         for (auto& L : Ls) launch(*L);
       },
-      warm, minReps, minMS, (size_t)flushBytes, graph == 1);
+      warm, minReps, minMS, (size_t)flushBytes, flushWrite, graph == 1);
   return fmt("ok %.4f %.4f %.4f %ld %d %d", s.median, s.p20, s.p80, s.reps, s.clockMHz, s.batch);
 }
 
@@ -682,7 +770,7 @@ std::string cmdCopyBW(const std::vector<std::string>& t) {
   try {
     check(cuMemsetD8Async(src, 1, (size_t)n, stream), "cuMemsetD8Async");
     s = measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, 25, 10, 100, 0,
-                false);
+                false, false);
   } catch (...) {
     cuMemFree(src);
     cuMemFree(dst);

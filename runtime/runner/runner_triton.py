@@ -25,8 +25,8 @@
 # Buffers are torch uint8 tensors on the device; arguments reach the
 # kernel as raw pointers and scalars, in the entry point's signature order
 # (constexprs added). Timing follows runner.cpp's measure(): warm-up,
-# CUDA events around each sample, an L2 flush (a memset) before each
-# sample outside the timed region, for short plans CUDA graphs of runs
+# CUDA events around each sample, an L2 flush (a read, or a write of the
+# scratch buffer: L2Flush) before each sample outside the timed region, for short plans CUDA graphs of runs
 # each after its own flush, less a graph of the flushes alone, the median
 # and p20/p80.
 #
@@ -121,6 +121,24 @@ def rest(line, k):
 
 # COMMANDS are the protocol's commands that take their fields; load, write
 # and read take the line too, for a path that may hold spaces.
+class L2Flush:
+    """The timing protocol's L2 flush (runner.cpp's Scratch): a read of
+    the scratch buffer, whose clean lines the timed kernel evicts for
+    free, or a write (a fill, triton.testing.do_bench's flush), whose dirty
+    lines it pays to write back."""
+
+    def __init__(self, torch, nbytes, dev):
+        self.torch = torch
+        self.buf = torch.zeros(nbytes, dtype=torch.uint8, device=dev)
+        self.sink = torch.zeros((), dtype=torch.float32, device=dev)
+
+    def run(self, kind, nbytes, i):
+        if kind == "write":
+            self.buf[:nbytes].fill_(i & 0xFF)
+            return
+        self.torch.sum(self.buf[:nbytes // 4 * 4].view(self.torch.float32), 0, out=self.sink)
+
+
 COMMANDS = ("unload", "func", "alloc", "free", "fill", "launch", "sync", "time", "copybw", "info")
 
 
@@ -408,11 +426,17 @@ class Runner:
 
     def time(self, t):
         if len(t) < 7:
-            raise proto_error("usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH_BYTES GRAPH LAUNCHSPEC...")
+            raise proto_error("usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC...")
         warm = parse_float(t[1], "warm-up ms")
         min_reps = parse_nonneg(t[2], "minimum repetitions")
         min_ms = parse_float(t[3], "minimum ms")
-        flush = parse_nonneg(t[4], "flush bytes")
+        # FLUSH: 0, read:BYTES or write:BYTES (runner.cpp's Scratch).
+        kind, _, size = t[4].partition(":")
+        if t[4] == "0":
+            kind, size = "read", "0"
+        elif kind not in ("read", "write") or not size:
+            raise proto_error("flush must be 0, read:BYTES or write:BYTES, not %s" % t[4])
+        flush = (kind, parse_nonneg(size, "flush bytes"))
         graph = parse_int(t[5], "graph flag")
         if graph not in (0, 1):
             raise proto_error("graph flag must be 0 or 1")
@@ -433,7 +457,8 @@ class Runner:
             raise gpu_fail(e, "time")
         return "ok %.4f %.4f %.4f %d %d %d" % s
 
-    def measure(self, op, warm_ms, min_reps, min_ms, flush_bytes, use_graph):
+    def measure(self, op, warm_ms, min_reps, min_ms, flush_spec, use_graph):
+        flush_kind, flush_bytes = flush_spec
         torch = self.torch
         stream = self.stream
         with torch.cuda.stream(stream):
@@ -450,9 +475,9 @@ class Runner:
                 if (time.perf_counter() - t0) * 1e3 >= warm_ms:
                     break
                 chunk = int(min(max(math.ceil(5.0 / est), 1), 100000))
-            if flush_bytes > 0 and (self.flush is None or self.flush.numel() < flush_bytes):
-                self.flush = torch.empty(flush_bytes, dtype=torch.uint8, device=self.dev)
-            flush = self.flush[:flush_bytes] if flush_bytes > 0 else None
+            if flush_bytes > 0 and (self.flush is None or self.flush.buf.numel() < flush_bytes):
+                self.flush = L2Flush(torch, flush_bytes, self.dev)
+            flush = (lambda i: self.flush.run(flush_kind, flush_bytes, i)) if flush_bytes > 0 else None
             # With graphs (runner.cpp's measure): K runs, each after its own
             # flush, then the K flushes alone; a sample is the difference
             # over K.
@@ -463,7 +488,7 @@ class Runner:
                 with torch.cuda.graph(g, stream=stream):
                     for k in range(K):
                         if flush is not None:
-                            flush.fill_(k & 0xFF)
+                            flush(k)
                         if with_runs:
                             op()
                 return g
@@ -499,7 +524,7 @@ class Runner:
                         e2.record(stream)
                         continue
                     if flush is not None:
-                        flush.fill_((done + j) & 0xFF)
+                        flush(done + j)
                     e1.record(stream)
                     op()
                     e2.record(stream)

@@ -182,7 +182,9 @@ func rowWise(s *ir.Stmt) bool {
 			if !ok || !mentions(l, last) {
 				return true
 			}
-			if !unitStep(l.Index[len(l.Index)-1], last) {
+			// A gather (an index read from memory) is not contiguous in
+			// any template; a block still shares its row's reduction.
+			if !unitStep(l.Index[len(l.Index)-1], last) && !gathers(l) {
 				contiguous = false
 			}
 			return true
@@ -198,6 +200,19 @@ func rowWise(s *ir.Stmt) bool {
 		}
 	}
 	return true
+}
+
+// gathers reports whether one of l's indices reads memory.
+func gathers(l *ir.Load) bool {
+	found := false
+	for _, ix := range l.Index {
+		ir.Walk(ix, func(e ir.Expr) bool {
+			_, isLoad := e.(*ir.Load)
+			found = found || isLoad
+			return !found
+		})
+	}
+	return found
 }
 
 // MinRowLength is the shortest known reduction rowWise gives a block.

@@ -143,6 +143,9 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if env != nil {
 		Specialize(k, rebind(env, k))
 	}
+	if !reference {
+		oneHotSums(k) // before InlineLets: a let it leaves elementwise inlines
+	}
 	InlineLets(k)
 	if widen {
 		widenAccumulators(k)

@@ -560,7 +560,7 @@ class Runner:
             src = self.torch.ones(n, dtype=self.torch.uint8, device=self.dev)
             dst = self.torch.empty_like(src)
             with self.torch.cuda.stream(self.stream):
-                s = self.measure(lambda: dst.copy_(src), 25, 10, 100, 0, False)
+                s = self.measure(lambda: dst.copy_(src), 25, 10, 100, ("read", 0), False)
         except Fail:
             raise
         except Exception as e:

@@ -122,10 +122,10 @@ def rest(line, k):
 # COMMANDS are the protocol's commands that take their fields; load, write
 # and read take the line too, for a path that may hold spaces.
 class L2Flush:
-    """The timing protocol's L2 flush (runner.cpp's Scratch): a read of
-    the scratch buffer, whose clean lines the timed kernel evicts for
-    free, or a write (a fill, triton.testing.do_bench's flush), whose dirty
-    lines it pays to write back."""
+    """The timing protocol's L2 flush (runner.cpp's Scratch): a write (a
+    fill, triton.testing.do_bench's flush), whose dirty lines the timed
+    kernel pays to write back, or a read of the scratch buffer, whose
+    clean lines it evicts for free."""
 
     def __init__(self, torch, nbytes, dev):
         self.torch = torch

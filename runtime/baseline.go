@@ -166,10 +166,10 @@ func tail(s string, n int) string {
 	return s
 }
 
-// orFlush is kind, or FlushRead when it is empty.
+// orFlush is kind, or FlushWrite (the default) when it is empty.
 func orFlush(kind string) string {
 	if kind == "" {
-		return FlushRead
+		return FlushWrite
 	}
 	return kind
 }

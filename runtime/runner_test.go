@@ -86,11 +86,11 @@ func TestRunnerLaunchText(t *testing.T) {
 }
 
 func TestRunnerTimeText(t *testing.T) {
-	if got, want := (TimeSpec{}).timeText(50<<20), "25 10 100 read:104857600 0"; got != want {
+	if got, want := (TimeSpec{}).timeText(50<<20), "25 10 100 write:104857600 0"; got != want {
 		t.Errorf("defaults: got %q, want %q", got, want)
 	}
-	if got, want := (TimeSpec{Flush: FlushWrite, FlushBytes: 4096}).timeText(50<<20), "25 10 100 write:4096 0"; got != want {
-		t.Errorf("write flush: got %q, want %q", got, want)
+	if got, want := (TimeSpec{Flush: FlushRead, FlushBytes: 4096}).timeText(50<<20), "25 10 100 read:4096 0"; got != want {
+		t.Errorf("read flush: got %q, want %q", got, want)
 	}
 	s := TimeSpec{WarmupMS: 5.5, MinReps: 3, MinMS: 1, FlushBytes: -1, Graph: true}
 	if got, want := s.timeText(50<<20), "5.5 3 1 0 1"; got != want {
@@ -311,9 +311,9 @@ func fakeRunnerMain(mode string) {
 			}
 			if f[0] == "time" {
 				// Echo what kgen sent, so that the test can check it:
-				// the flush must be a read.
+				// the flush must be a write.
 				kind, size, _ := strings.Cut(f[4], ":")
-				if kind != "read" {
+				if kind != "write" {
 					reply("err EPROTO: flush " + f[4])
 					continue
 				}
@@ -416,7 +416,7 @@ func TestFakeRunnerRoundTrip(t *testing.T) {
 		t.Fatalf("info: %+v %v", info, err)
 	}
 	// The fake echoes MIN_REPS, the flush's bytes in MiB and GRAPH: the
-	// default flush is a read of twice the L2.
+	// default flush is a write of twice the L2.
 	tm, err := r.Time(ctx, TimeSpec{Launches: []LaunchSpec{spec}, Graph: true})
 	if err != nil {
 		t.Fatal(err)

@@ -64,3 +64,69 @@ func TestPythonRunnerStartFailure(t *testing.T) {
 		t.Fatalf("got %v, want a start error naming torch", err)
 	}
 }
+
+// TestPythonRunnerFlush drives the Triton runner's timing protocol with a
+// fake torch that counts what it is asked to do: a read flush sums the
+// scratch buffer before each sample and never writes it, a write flush
+// fills it and never sums it, copybw times without a flush, and a flush
+// token of an unknown kind is a protocol error.
+func TestPythonRunnerFlush(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "runner_triton.py"), runnerTritonSource, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := `
+import contextlib, types
+import runner_triton as r
+calls = []
+class Ev:
+    now = 0.0
+    def __init__(self, enable_timing=True): self.at = 0.0
+    def record(self, stream=None): Ev.now += 0.001; self.at = Ev.now
+    def synchronize(self): pass
+    def elapsed_time(self, o): return o.at - self.at
+class Stream:
+    def synchronize(self): pass
+class T:
+    def __init__(self, n): self.n = n
+    def numel(self): return self.n
+    def __getitem__(self, s): return self
+    def view(self, dt): return self
+    def fill_(self, v): calls.append("fill")
+    def copy_(self, o): calls.append("op")
+def tensor(n=1, *a, **k): return T(n if isinstance(n, int) else 1)
+fake = types.SimpleNamespace(
+    cuda=types.SimpleNamespace(Event=Ev, stream=lambda s: contextlib.nullcontext()),
+    zeros=tensor, ones=tensor, empty=tensor, empty_like=lambda x: T(x.n),
+    uint8="u8", float32="f32",
+    sum=lambda x, dim, out=None: calls.append("sum"))
+x = r.Runner.__new__(r.Runner)
+x.torch, x.stream, x.dev, x.flush = fake, Stream(), "cuda", None
+for kind in ("read", "write"):
+    del calls[:]
+    s = x.measure(lambda: calls.append("op"), 0, 3, 0, (kind, 4096), False)
+    print(kind, s[3], calls.count("op") - 1, calls.count("sum"), calls.count("fill"))
+del calls[:]
+x.copybw(["copybw", "64"])
+print("copybw", calls.count("sum"), calls.count("fill"))
+try:
+    x.time(["time", "0", "3", "0", "flush:4096", "0", "f"])
+except r.Fail as f:
+    print(f.code)
+`
+	cmd := exec.Command(python, "-c", prog)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// Three samples, one warm-up run: each sample after its own flush.
+	want := "read 3 3 3 0\nwrite 3 3 0 3\ncopybw 0 0\nEPROTO\n"
+	if string(out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -6,11 +6,10 @@ package runtime
 //   - a warm-up of at least WarmupMS (25 ms), which also estimates one run;
 //   - then at least max(MinReps, MinMS worth) samples (10, 100 ms), each
 //     timed with CUDA events around the run;
-//   - before each sample, outside the timed region, an L2 flush: a read of
-//     a scratch buffer of FlushBytes (twice the L2 size by default), or,
-//     with Flush "write", a memset of it (triton.testing.do_bench's flush,
-//     whose dirty lines the timed kernel then pays to write back; runner.cpp's
-//     Scratch says why reading is the default);
+//   - before each sample, outside the timed region, an L2 flush: a memset
+//     of a scratch buffer of FlushBytes (twice the L2 size by default), as
+//     triton.testing.do_bench flushes, or with Flush "read" a read of it
+//     (runner.cpp's Scratch says what each costs or credits the kernel);
 //   - with Graph (for small kernels, whose launch latency would otherwise
 //     be measured), each sample is a CUDA graph of K runs, each after its
 //     own flush, K chosen so that the runs take at least ~20 us, less a
@@ -35,7 +34,7 @@ const (
 	FlushWrite = "write"
 )
 
-// CheckFlush reports whether kind names an L2 flush ("" is FlushRead).
+// CheckFlush reports whether kind names an L2 flush ("" is FlushWrite).
 func CheckFlush(kind string) error {
 	switch kind {
 	case "", FlushRead, FlushWrite:
@@ -63,7 +62,7 @@ type TimeSpec struct {
 	MinReps    int     // default 10
 	MinMS      float64 // default 100
 	FlushBytes int64   // 0: twice the device's L2; negative: no flush
-	Flush      string  // how: FlushRead ("" too) or FlushWrite
+	Flush      string  // how: FlushWrite ("" too) or FlushRead
 	Graph      bool    // time CUDA graphs of K flushed runs, less their flushes, divided by K
 	Timeout    time.Duration
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Times the memory-bound example instances under both L2 flushes of the
 # timing protocol, in one call: --flush write (a memset of twice the L2, as
-# triton.testing.do_bench flushes) and --flush read (kgen's default), each
+# triton.testing.do_bench flushes; the default) and --flush read, each
 # on cuda:sm_90 and triton:sm_90 beside PyTorch eager. Build bin/kgen
 # first. Results go to $OUT (write.*, read.*); a table of both is printed
 # last.

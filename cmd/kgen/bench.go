@@ -31,10 +31,10 @@ each once against the reference interpreter (or, when too large, against
 the reference kernels), and times the correct ones with the
 timing protocol: a warm-up of at least 25 ms; the median of at least
 max(10, 100 ms worth of) runs, each timed with CUDA events after an L2
-flush of twice the L2 size outside the timed region (--flush read, the
-default, reads a scratch buffer; --flush write writes it, as
-triton.testing.do_bench does, and the timed kernel then pays to write its
-dirty lines back: docs/bench.md); for plans under
+flush of twice the L2 size outside the timed region (--flush write, the
+default, writes a scratch buffer, as triton.testing.do_bench does;
+--flush read reads it: docs/bench.md says what each costs or credits the
+kernel); for plans under
 20 us, CUDA graphs of K runs, each after its own flush, less a graph of
 the K flushes, over K (marked graph xK). A plan of several launches is
 timed as a whole. It reports p20 and p80 beside the median, the achieved
@@ -77,7 +77,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 			var tools toolPaths
 			tools.register(fs)
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
-			flushKind := fs.String("flush", kgrt.FlushRead, "the L2 flush before each timed run: read or write a scratch buffer of twice the L2")
+			flushKind := fs.String("flush", kgrt.FlushWrite, "the L2 flush before each timed run: write or read a scratch buffer of twice the L2")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			var tf tunedFlags
@@ -306,7 +306,7 @@ type bencher struct {
 	peaks    []kgrt.Peak
 	peakNote string // why peaks is empty, or what it lacks
 	checks   string // where the PyTorch check's files go
-	flush    string // the L2 flush's kind (kgrt.FlushRead when empty)
+	flush    string // the L2 flush's kind (kgrt.FlushWrite when empty)
 }
 
 // benchRun is what bench measured on one target: the report's figures
@@ -509,10 +509,10 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 
 // flushKind names the L2 flush b times with.
 func (b *bencher) flushKind() string {
-	if b.flush == kgrt.FlushWrite {
-		return "a write"
+	if b.flush == kgrt.FlushRead {
+		return "a read"
 	}
-	return "a read"
+	return "a write"
 }
 
 // time times a checked instance on inputs and fills in row's figures.

@@ -176,6 +176,7 @@ type speedCmp struct {
 
 // fastPCmp is one fast_p figure of both reports (of all their instances).
 type fastPCmp struct {
+	Target   string  `json:"target,omitempty"` // in reports of several targets
 	Baseline string  `json:"baseline"`
 	P        float64 `json:"p"`
 	Old      fastP   `json:"old"`
@@ -266,8 +267,8 @@ func compareReports(old, cur *benchReport, tol float64, anyTarget bool) *compari
 	}
 	for _, fo := range old.FastP {
 		for _, fn := range cur.FastP {
-			if fo.Baseline == fn.Baseline && fo.P == fn.P {
-				c.FastP = append(c.FastP, fastPCmp{Baseline: fo.Baseline, P: fo.P, Old: fo, New: fn})
+			if fo.Baseline == fn.Baseline && fo.P == fn.P && fo.Target == fn.Target {
+				c.FastP = append(c.FastP, fastPCmp{Target: fo.Target, Baseline: fo.Baseline, P: fo.P, Old: fo, New: fn})
 			}
 		}
 	}
@@ -426,7 +427,11 @@ func (c *comparison) print(w io.Writer) {
 		fmt.Fprintf(w, "speedup vs %s, geometric mean over the %s both reports hold it for: old %.2fx, new %.2fx\n", s.Baseline, plural(s.Instances, "instance"), s.Old, s.New)
 	}
 	for _, f := range c.FastP {
-		fmt.Fprintf(w, "fast_%g vs %s (each report's instances): old %.2f (%d/%d), new %.2f (%d/%d)\n", f.P, f.Baseline, f.Old.Fraction, f.Old.Count, f.Old.Total, f.New.Fraction, f.New.Count, f.New.Total)
+		on := ""
+		if f.Target != "" {
+			on = " on " + f.Target
+		}
+		fmt.Fprintf(w, "fast_%g vs %s%s (each report's instances): old %.2f (%d/%d), new %.2f (%d/%d)\n", f.P, f.Baseline, on, f.Old.Fraction, f.Old.Count, f.Old.Total, f.New.Fraction, f.New.Count, f.New.Total)
 	}
 	s := c.Summary
 	fmt.Fprintf(w, "summary: %s compared: %d agree within the noise, %d differ (%d faster, %d slower)", plural(s.Compared, "figure"), s.Same, s.Faster+s.Slower, s.Faster, s.Slower)

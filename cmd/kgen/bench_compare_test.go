@@ -286,3 +286,26 @@ func TestCompareErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareFastPByTarget: reports of several targets count fast_p for
+// each target; the comparison pairs each target's old figure with its own
+// new one, not every target's with every other's.
+func TestCompareFastPByTarget(t *testing.T) {
+	fp := func(target string, count int) fastP {
+		return fastP{Target: target, Baseline: "eager", P: 1, Count: count, Total: 4, Fraction: float64(count) / 4}
+	}
+	old := &benchReport{FastP: []fastP{fp("cuda:sm_90", 1), fp("triton:sm_90", 2)}}
+	cur := &benchReport{FastP: []fastP{fp("cuda:sm_90", 3), fp("triton:sm_90", 4)}}
+	c := compareReports(old, cur, 0.05, false)
+	if len(c.FastP) != 2 {
+		t.Fatalf("%d fast_p comparisons, want 2: %+v", len(c.FastP), c.FastP)
+	}
+	for i, w := range []struct {
+		target   string
+		old, new int
+	}{{"cuda:sm_90", 1, 3}, {"triton:sm_90", 2, 4}} {
+		if f := c.FastP[i]; f.Target != w.target || f.Old.Count != w.old || f.New.Count != w.new {
+			t.Errorf("fast_p %d: %+v, want %s %d then %d", i, f, w.target, w.old, w.new)
+		}
+	}
+}

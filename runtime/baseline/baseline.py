@@ -2,7 +2,7 @@
 
 kgen writes a JSON job on stdin:
 
-    {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N, "flush": "read",
+    {"warmup_ms": 25, "min_reps": 10, "min_ms": 100, "flush_bytes": N, "flush": "write",
      "modes": ["eager", "compile", "max-autotune"],
      "tasks": [{"name": "softmax_16x16384", "kernel": "softmax",
                 "inputs": [{"name": "X", "dtype": "f32", "shape": [16, 16384]}],
@@ -34,9 +34,9 @@ alone in a second graph and taken off; a program that cannot be captured
 is timed call by call);
 then at least
 max(min_reps, min_ms worth) samples, each timed with CUDA events and
-preceded, outside the timed region, by an L2 flush of flush_bytes: a read
-of a scratch buffer, or with "flush": "write" a fill of it (the dirty lines
-of which the timed program pays to write back; runner.cpp's Scratch).
+preceded, outside the timed region, by an L2 flush of flush_bytes: a fill
+of a scratch buffer, or with "flush": "read" a read of it (runner.cpp's
+Scratch says what each costs or credits the program).
 
 The PyTorch programs are written by hand for the example kernels named in
 OPS, keyed by kernel name: the obvious torch call for each.
@@ -149,7 +149,7 @@ def l2_flush(job):
     if fb <= 0:
         return None
     buf = torch.zeros(fb, dtype=torch.uint8, device="cuda")
-    if job.get("flush", "read") == "write":
+    if job.get("flush", "write") == "write":
         return lambda i: buf.fill_(i & 0xFF)
     words = buf[:fb // 4 * 4].view(torch.float32)
     sink = torch.zeros((), dtype=torch.float32, device="cuda")

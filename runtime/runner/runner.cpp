@@ -331,13 +331,15 @@ struct Events {
 };
 
 // The L2 flush before each timed run: a scratch buffer of twice the L2 is
-// either read (the default) or written (a memset, as triton.testing.do_bench
-// flushes). A write leaves the L2 full of dirty lines, and the timed kernel's
-// first misses pay for writing them back: about 10 us on a 64 MiB read on the
-// H100 (testsuite/results/2026-11-26-h100-s8-flush/), which is the flush's
-// cost, not the kernel's. A read leaves clean lines of the scratch buffer,
-// which evict for free: the kernel's data is cold and nothing else is
-// charged to it.
+// written (a memset, as triton.testing.do_bench flushes; kgen's default)
+// or read. A write leaves the L2 full of dirty lines, and the timed
+// kernel's misses pay for writing them back: about 10 us on a 64 MiB read
+// on the H100 (testsuite/results/2026-11-26-h100-s8-flush/), as a kernel
+// after others that wrote would. A read leaves clean lines, which evict
+// for free, and the L2 then absorbs up to its size of the kernel's own
+// writes before the timed region ends: kernels that write tens of MiB
+// measure above the copy bandwidth (-s11-flush-kinds/). The two bound a
+// kernel's time from either side.
 //
 // kg_flush_read reads the buffer in 16-byte vectors, grid-stride, and stores
 // the XOR of what it read only when that is non-zero; the buffer is zeroed

@@ -122,10 +122,10 @@ def rest(line, k):
 # COMMANDS are the protocol's commands that take their fields; load, write
 # and read take the line too, for a path that may hold spaces.
 class L2Flush:
-    """The timing protocol's L2 flush (runner.cpp's Scratch): a read of
-    the scratch buffer, whose clean lines the timed kernel evicts for
-    free, or a write (a fill, triton.testing.do_bench's flush), whose dirty
-    lines it pays to write back."""
+    """The timing protocol's L2 flush (runner.cpp's Scratch): a write (a
+    fill, triton.testing.do_bench's flush), whose dirty lines the timed
+    kernel pays to write back, or a read of the scratch buffer, whose
+    clean lines it evicts for free."""
 
     def __init__(self, torch, nbytes, dev):
         self.torch = torch
@@ -560,7 +560,7 @@ class Runner:
             src = self.torch.ones(n, dtype=self.torch.uint8, device=self.dev)
             dst = self.torch.empty_like(src)
             with self.torch.cuda.stream(self.stream):
-                s = self.measure(lambda: dst.copy_(src), 25, 10, 100, 0, False)
+                s = self.measure(lambda: dst.copy_(src), 25, 10, 100, ("read", 0), False)
         except Fail:
             raise
         except Exception as e:

@@ -12,6 +12,7 @@ import (
 type group struct {
 	fused   []*ir.Stmt
 	final   *ir.Stmt
+	also    []*ir.Stmt // elementwise siblings of final (see siblings)
 	rowDims int
 }
 

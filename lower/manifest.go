@@ -105,7 +105,7 @@ func Describe(p *Plan, hash string) ManifestKernel {
 		g := l.Grid()
 		m.Launches = append(m.Launches, ManifestLaunch{
 			Function: l.Name, Template: l.Template.Name(), Config: l.Config,
-			Blocks: SizeText(g.Blocks), Threads: g.Threads, SharedBytes: g.Smem, Computes: l.Stmt.Target.Name,
+			Blocks: SizeText(g.Blocks), Threads: g.Threads, SharedBytes: g.Smem, Computes: computes(l),
 		})
 	}
 	return m
@@ -122,4 +122,14 @@ func SizeText(e ir.Expr) string {
 		return nil
 	})
 	return strings.TrimSpace(ir.Format(Simplify(e)))
+}
+
+// computes names the tensors a launch writes, its siblings' after its
+// statement's, comma-separated.
+func computes(l *Launch) string {
+	names := []string{l.Stmt.Target.Name}
+	for _, s := range l.Also {
+		names = append(names, s.Target.Name)
+	}
+	return strings.Join(names, ",")
 }

@@ -37,6 +37,9 @@ type Launch struct {
 	Name     string // the entry point's symbol
 	Stmt     *ir.Stmt
 	Fused    []*ir.Stmt
+	// Also are statements computed at each point of Stmt after it, over
+	// Stmt's indices: elementwise siblings that share its launch.
+	Also     []*ir.Stmt
 	Template Template
 	Config   Config
 	// RowDims is how many leading indices of Stmt select a row (for
@@ -172,7 +175,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 			groups = append(groups, group{final: s})
 		}
 	} else {
-		groups = groupRows(k)
+		groups = siblings(groupRows(k), lim)
 	}
 	fused := map[*ir.Tensor]bool{}
 	for _, g := range groups {
@@ -190,7 +193,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 		offset = alignUp(add(offset, bytes), SlotAlign)
 	}
 	for i, g := range groups {
-		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims, Target: lim}
+		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, Also: alsoAt(g.final, g.also), RowDims: g.rowDims, Target: lim}
 		switch {
 		case reference && lim.Tiles:
 			l.Template = tileGeneric
@@ -371,7 +374,7 @@ func Print(p *Plan) string {
 	}
 	for _, l := range p.Launches {
 		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Grid()))
-		for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		for _, s := range l.Stmts() {
 			fmt.Fprintf(&sb, "    %s\n", ir.PrintStmt(p.Kernel, s))
 		}
 	}

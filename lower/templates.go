@@ -91,7 +91,11 @@ func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		return Config{"THREADS": 256, "UNROLL": 4}
 	}
-	vec := min(max(16/int64(l.Stmt.Target.DType.Size()), 1), 8)
+	size := int64(l.Stmt.Target.DType.Size())
+	for _, s := range l.Also {
+		size = max(size, int64(s.Target.DType.Size()))
+	}
+	vec := min(max(16/size, 1), 8)
 	return Config{"THREADS": 256, "UNROLL": 2, "VEC": vec}
 }
 

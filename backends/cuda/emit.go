@@ -162,7 +162,7 @@ func (d *Dialect) abi(p *lower.Plan) (types, names []string) {
 func (e *emitter) launch(i int, l *lower.Launch) {
 	p, k := e.plan, e.plan.Kernel
 	e.printf("// %s: launch %d of %d, template %s (%s)\n", p.Name, i+1, len(p.Launches), l.Template.Name(), l.Config)
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		e.printf("//   %s\n", ir.PrintStmt(k, s))
 	}
 	g := l.Grid()
@@ -184,7 +184,7 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 	}
 	for _, slot := range p.Workspace {
 		used := false
-		for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		for _, s := range l.Stmts() {
 			used = used || uses(s, slot.Tensor)
 		}
 		if used {
@@ -251,22 +251,24 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 }
 
 // pointwise computes output points in a grid-stride loop, UNROLL points a
-// block apart per thread and step. With VEC > 1 (elementwise only), a
-// thread takes VEC consecutive points of the output's last dimension at a
-// time: it stores them with one vector store and reads every input that
-// the statement reads at [..., last index] with one vector load, when the
-// sizes and pointers allow it at run time (vectorOK); otherwise the scalar
-// loop runs.
+// block apart per thread and step, each point's statement and then its
+// siblings' (Also). With VEC > 1 (elementwise only), a thread takes VEC
+// consecutive points of the output's last dimension at a time: it stores
+// them with one vector store per output and reads every input that the
+// statements read at [..., last index] with one vector load, when the
+// sizes and pointers allow it at run time (vectorOK); otherwise the
+// scalar loop runs.
 func (e *emitter) pointwise(l *lower.Launch) {
 	s := l.Stmt
+	stmts := append([]*ir.Stmt{s}, l.Also...)
 	u := max(l.Config["UNROLL"], 1)
 	e.printf("  const int64_t kg_points = %s;\n", e.expr(lower.Points(s)))
 	vec := l.Config["VEC"]
 	indent := "  "
 	if vec > 1 && len(s.Index) > 0 {
-		loads := vectorLoads(s)
-		e.printf("  if (%s) {\n", e.vectorOK(s, loads, vec))
-		e.vectorLoop(s, loads, vec, u)
+		loads := vectorLoads(stmts)
+		e.printf("  if (%s) {\n", e.vectorOK(stmts, loads, vec))
+		e.vectorLoop(stmts, loads, vec, u)
 		e.printf("  } else {\n")
 		indent = "    "
 	}
@@ -276,7 +278,9 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	e.printf("%s    const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n", indent)
 	e.printf("%s    if (kg_p < kg_points) {\n", indent)
 	e.decompose(indent+"      ", "kg_p", "kg_rest", s.Index)
-	e.store(indent+"      ", s)
+	for _, st := range stmts {
+		e.store(indent+"      ", st)
+	}
 	e.printf("%s    }\n", indent)
 	e.printf("%s  }\n", indent)
 	e.printf("%s}\n", indent)
@@ -285,13 +289,21 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	}
 }
 
-// vectorLoads lists the loads of s that read an input at the statement's
-// last index in their last dimension, that index appearing nowhere else in
-// them: for VEC consecutive points they read VEC consecutive elements.
-// Loads of the same element appear once.
-func vectorLoads(s *ir.Stmt) []*ir.Load {
-	last := s.Index[len(s.Index)-1]
+// vectorLoads lists the loads of the statements (over the same indices)
+// that read an input at the statements' last index in their last
+// dimension, that index appearing nowhere else in them: for VEC
+// consecutive points they read VEC consecutive elements. Loads of the same
+// element appear once.
+func vectorLoads(stmts []*ir.Stmt) []*ir.Load {
+	last := stmts[0].Index[len(stmts[0].Index)-1]
 	var out []*ir.Load
+	for _, s := range stmts {
+		out = vectorLoadsOf(s, last, out)
+	}
+	return out
+}
+
+func vectorLoadsOf(s *ir.Stmt, last *ir.Index, out []*ir.Load) []*ir.Load {
 	ir.Walk(s.Value, func(x ir.Expr) bool {
 		ld, ok := x.(*ir.Load)
 		if !ok || ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 {
@@ -330,13 +342,17 @@ func sameLoad(a, b *ir.Load) bool {
 // vectorOK is the run-time condition of the vector loop: groups of vec
 // points do not straddle rows and start at a multiple of vec, and every
 // vector-accessed tensor has aligned rows and an aligned base pointer.
-func (e *emitter) vectorOK(s *ir.Stmt, loads []*ir.Load, vec int64) string {
-	last := s.Index[len(s.Index)-1]
+func (e *emitter) vectorOK(stmts []*ir.Stmt, loads []*ir.Load, vec int64) string {
+	last := stmts[0].Index[len(stmts[0].Index)-1]
 	conds := []string{
 		fmt.Sprintf("%s %% %d == 0", e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: last.Hi, Y: last.Lo})), vec),
 		fmt.Sprintf("%s %% %d == 0", e.paren(last.Lo), vec),
 	}
-	return e.alignedRows(conds, []*ir.Tensor{s.Target}, loads, vec)
+	var targets []*ir.Tensor
+	for _, s := range stmts {
+		targets = append(targets, s.Target)
+	}
+	return e.alignedRows(conds, targets, loads, vec)
 }
 
 // alignedRows joins conds with the conditions for vec-element accesses of
@@ -358,9 +374,9 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 }
 
 // vectorLoop is the vector half of pointwise: groups of vec points.
-func (e *emitter) vectorLoop(s *ir.Stmt, loads []*ir.Load, vec, u int64) {
+func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
+	s := stmts[0]
 	last := s.Index[len(s.Index)-1]
-	out := e.cType(s.Target.DType)
 	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
 	e.printf("    for (int64_t kg_g0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_g0 < kg_groups; kg_g0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
 	e.printf("      #pragma unroll\n")
@@ -376,25 +392,43 @@ func (e *emitter) vectorLoop(s *ir.Stmt, loads []*ir.Load, vec, u int64) {
 		t := e.cType(ld.Tensor.DType)
 		v := fmt.Sprintf("kg_vx%d", i)
 		e.printf("          const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + %s);\n", t, vec, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
-		e.aliasLoads(s, ld, v+".v[kg_v]")
+		for _, st := range stmts {
+			e.aliasLoads(st, ld, v+".v[kg_v]")
+		}
 	}
 	var refs []ir.Expr
 	for _, ix := range s.Index {
 		refs = append(refs, &ir.IndexRef{Index: ix})
 	}
-	e.printf("          KgVec<%s, %d> kg_vy;\n", out, vec)
+	// One output vector a statement: kg_vy, then kg_vy1, kg_vy2, ... for
+	// the siblings.
+	vy := func(i int) string {
+		if i == 0 {
+			return "kg_vy"
+		}
+		return fmt.Sprintf("kg_vy%d", i)
+	}
+	for i, st := range stmts {
+		e.printf("          KgVec<%s, %d> %s;\n", e.cType(st.Target.DType), vec, vy(i))
+	}
 	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
 	e.printf("          #pragma unroll\n")
 	e.printf("          for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", vec)
 	e.printf("            const int64_t %s = kg_first + kg_v;\n", name(last.Name))
-	e.printf("            kg_vy.v[kg_v] = %s;\n", e.expr(s.Value))
+	for i, st := range stmts {
+		e.printf("            %s.v[kg_v] = %s;\n", vy(i), e.expr(st.Value))
+	}
 	e.printf("          }\n")
-	e.printf("          *(KgVec<%s, %d>*)(%s + %s) = kg_vy;\n", out, vec, name(s.Target.Name), e.linear(refs, s.Target.Shape))
+	for i, st := range stmts {
+		e.printf("          *(KgVec<%s, %d>*)(%s + %s) = %s;\n", e.cType(st.Target.DType), vec, name(st.Target.Name), e.linear(refs, st.Target.Shape), vy(i))
+	}
 	e.printf("        }\n")
 	e.printf("      }\n")
 	e.printf("    }\n")
 	for _, ld := range loads {
-		e.aliasLoads(s, ld, "")
+		for _, st := range stmts {
+			e.aliasLoads(st, ld, "")
+		}
 	}
 }
 

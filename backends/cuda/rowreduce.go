@@ -67,7 +67,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		tensors := slices.Clone(e.cached)
 		if len(final.Index) > l.RowDims {
 			tensors = append(tensors, final.Target)
-			for _, ld := range vectorLoads(final) {
+			for _, ld := range vectorLoads([]*ir.Stmt{final}) {
 				if e.cache[ld.Tensor] == "" {
 					outLoads = append(outLoads, ld)
 				}

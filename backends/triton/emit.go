@@ -226,7 +226,7 @@ func (e *emitter) kernel(i int) {
 		e.used[c] = true
 	}
 	e.line("# %s: launch %d of %d, template %s (%s)", p.Name, i+1, len(p.Launches), l.Template.Name(), l.Config)
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		e.line("#   %s", ir.PrintStmt(k, s))
 	}
 	e.line("@triton.jit")
@@ -242,7 +242,7 @@ func (e *emitter) kernel(i int) {
 	}
 	for _, slot := range p.Workspace {
 		used := false
-		for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		for _, s := range l.Stmts() {
 			used = used || uses(s, slot.Tensor)
 		}
 		if used {
@@ -344,7 +344,9 @@ func (e *emitter) value(x ir.Expr, mask string) string {
 	return strip(e.expr(x, mask))
 }
 
-// pointwise computes BLOCK output points a program.
+// pointwise computes BLOCK output points a program: the statement's, then
+// its siblings' (Also) at the same points, which read each element their
+// statements share once.
 func (e *emitter) pointwise() {
 	s := e.launch.Stmt
 	e.shape = "[BLOCK]"
@@ -352,7 +354,13 @@ func (e *emitter) pointwise() {
 	e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)
+	if len(e.launch.Also) > 0 {
+		e.cache = map[string]string{}
+	}
 	e.store(s, "kg_pm")
+	for _, sib := range e.launch.Also {
+		e.store(sib, "kg_pm")
+	}
 }
 
 // linear is the row-major offset of idx in a tensor of the given shape.

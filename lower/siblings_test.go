@@ -1,0 +1,86 @@
+package lower_test
+
+import (
+	"testing"
+
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// TestSiblings: consecutive elementwise statements over the same points
+// share a launch, unless one reads what another writes or their ranges
+// differ; a launch of another template between them keeps them apart.
+// What the joined launches compute is checked where they are emitted
+// (backends/cuda's emulated examples, the Triton interpreter's).
+func TestSiblings(t *testing.T) {
+	prog, diags := frontend.CheckSource("s.kg", `
+kernel three<R, D>(X: f32[R, D], B: f32[D]) -> (T: f32[R, D], S: f32[R, D], Z: f32[R, D]) {
+  T[r, d] = tanh(X[r, d])
+  S[r, d] = X[r, d] * B[d]
+  Z[r, d] = relu(X[r, d] - B[d])
+}
+kernel chained<N>(X: f32[N]) -> (P: f32[N], Q: f32[N]) {
+  P[i] = X[i] * 2.0
+  Q[i] = P[i] + 1.0
+}
+kernel shapes<N, M>(X: f32[N], Y: f32[M]) -> (P: f32[N], Q: f32[M]) {
+  P[i] = X[i] * 2.0
+  Q[j] = Y[j] + 1.0
+}
+kernel between<R, D>(X: f32[R, D]) -> (P: f32[R, D], S: f32[R], Q: f32[R, D]) {
+  P[r, d] = X[r, d] * 2.0
+  S[r] = sum[d](X[r, d])
+  Q[r, d] = X[r, d] + 1.0
+}
+kernel mixed<N>(X: f32[N]) -> (B: bool[N], H: f16[N]) {
+  B[i] = X[i] > 0.5
+  H[i] = f16(X[i] * 3.0)
+}
+instance three_a = three<R = 5, D = 1000>
+instance chained_a = chained<N = 77>
+instance shapes_eq = shapes<N = 64, M = 64>
+instance shapes_ne = shapes<N = 64, M = 65>
+instance between_a = between<R = 3, D = 300>
+instance mixed_a = mixed<N = 1001>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	for name, want := range map[string]string{
+		"three":     "three:elementwise",
+		"three_a":   "three_a:elementwise",
+		"chained_a": "chained_a_0_P:elementwise chained_a_1_Q:elementwise",
+		"shapes_eq": "shapes_eq:elementwise",
+		"shapes_ne": "shapes_ne_0_P:elementwise shapes_ne_1_Q:elementwise",
+		"between_a": "between_a_0_P:elementwise between_a_1_S:row-reduce between_a_2_Q:elementwise",
+		"mixed_a":   "mixed_a:elementwise",
+	} {
+		if got := templatesOf(t, prog, name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	// A sibling is computed over the launch's own indices.
+	in := prog.Instance("three_a")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Launches[0]
+	if len(l.Also) != 2 {
+		t.Fatalf("three_a: %d siblings, want 2", len(l.Also))
+	}
+	for _, s := range l.Also {
+		for d, ix := range s.Index {
+			if ix != l.Stmt.Index[d] {
+				t.Errorf("three_a: %s's index %d is not the launch's", s.Target.Name, d)
+			}
+		}
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			if ref, ok := x.(*ir.IndexRef); ok && ref.Index != l.Stmt.Index[0] && ref.Index != l.Stmt.Index[1] {
+				t.Errorf("three_a: %s reads index %s of its own statement", s.Target.Name, ref.Index.Name)
+			}
+			return true
+		})
+	}
+}

@@ -34,9 +34,9 @@ type Plan struct {
 // the lets in Fused, whose values stay on chip: a row-reduce launch
 // computes a softmax's max, sum and output for a row in one block.
 type Launch struct {
-	Name     string // the entry point's symbol
-	Stmt     *ir.Stmt
-	Fused    []*ir.Stmt
+	Name  string // the entry point's symbol
+	Stmt  *ir.Stmt
+	Fused []*ir.Stmt
 	// Also are statements computed at each point of Stmt after it, over
 	// Stmt's indices: elementwise siblings that share its launch.
 	Also     []*ir.Stmt

@@ -27,8 +27,9 @@ func init() {
 		name: "tune", args: "--target cuda:sm_90 [--kernel NAME,...] [--strategy S] [--budget N] [--time D] [--db PATH] [--json] FILE...\n       kgen tune --simulate [--db PATH] [--kernel NAME,...] [--seeds N]\n       kgen tune --export FILE | --import FILE [--db PATH]",
 		short: "search template configurations on the GPU and record them in the tuning database",
 		long: `
-Tune searches the configurations of every instance of each FILE (or of those
-named by --kernel, instances or kernels) on the GPU, and records every
+Tune searches the configurations of every instance of each FILE (a DIR
+stands for the .kg files under it; --kernel names the instances or kernels
+to keep) on the GPU, and records every
 evaluation in the tuning database, which build, test and bench then read.
 
 The space of a launch is its template's parameters (kgen ir --after lower
@@ -162,8 +163,13 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				if err != nil {
 					return usageError("tune", "%v", err)
 				}
+				paths, err := specFiles(args)
+				if err != nil {
+					fmt.Fprintf(stderr, "kgen tune: %v\n", err)
+					return exitUser
+				}
 				var diags diag.List
-				files := loadFiles(args, &diags)
+				files := loadFiles(paths, &diags)
 				if diags.HasErrors() {
 					return report(&diags, false)
 				}

@@ -45,6 +45,11 @@ instance k_1m = k<N = 1048576>
 	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 24 configurations, 24 valid") {
 		t.Errorf("exit %d\n%s%s", code, out, errText)
 	}
+	// A directory stands for its .kg files, as for bench.
+	code, out, errText = kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", dir)
+	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 24 configurations, 24 valid") {
+		t.Errorf("directory: exit %d\n%s%s", code, out, errText)
+	}
 	code, _, errText = kgen(t, "tune", "--target", "cuda:sm_90", "--strategy", "grid", f)
 	if code != exitUsage || !strings.Contains(errText, `unknown strategy "grid"`) {
 		t.Errorf("bad strategy: exit %d\n%s", code, errText)

@@ -476,7 +476,45 @@ func (rowReduce) Default(l *Launch) Config {
 			prefetch = 1
 		}
 	}
+	if prefetch == 1 && !prefetchFits(l, t) {
+		// A prefetching thread holds two rows' chunks: where they do not
+		// fit in registers, or the row is not kept in them at all, the
+		// row is shared by a cluster of blocks of 256 threads instead (4,
+		// the same 1024 threads a row, or 8 where a block cannot keep the
+		// row), whose smaller blocks fill the multiprocessors more evenly
+		// and whose fewer rows in flight at once leave the L2 holding
+		// what each row's later passes read again. On the H100
+		// (testsuite/results/2026-11-26-h100-s11-tune-memory/, the tuner's
+		// winners): cross entropy's log-sum-exp over 512 rows of 32000
+		// f32, prefetching and spilling, 61.3 -> 49.0 us for the plan;
+		// instance norm over 1024 rows of 256 x 256 f32, read three times,
+		// 474 -> 308 us.
+		prefetch = 0
+		if l.Target.Clusters {
+			c := int64(4)
+			if _, _, cached := RowCache(l.with(Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1})); !cached {
+				c = 8
+			}
+			return Config{"THREADS": 256, "PREFETCH": 0, "CLUSTER": c, "VEC": rowVecDefault(l), "BLOCK_ROWS": 1}
+		}
+	}
 	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster, "VEC": vec, "BLOCK_ROWS": 1}
+}
+
+// prefetchFits reports whether a block of t threads prefetching keeps
+// its rows in registers: the row is cached (RowCache), twice its chunks
+// (the row computed and the next one loading) within MaxCached.
+func prefetchFits(l *Launch, t int64) bool {
+	trial := l.with(Config{"THREADS": t, "PREFETCH": 1, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1})
+	n, _, cached := RowCache(trial)
+	return cached && 2*RowRegs(trial, n) <= MaxCached
+}
+
+// with is a copy of l under configuration c.
+func (l *Launch) with(c Config) *Launch {
+	trial := *l
+	trial.Config = c
+	return &trial
 }
 
 // shortRow is the longest row that the default shares among a group of

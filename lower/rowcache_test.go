@@ -58,6 +58,10 @@ kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
   let den[r] = sum[d](exp(X[r, d] - mx[r]))
   Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
 }
+kernel inorm<NC, H, W>(X: f32[NC, H, W]) -> (Y: f32[NC, H, W]) {
+  let mu[c] = sum[h, w](X[c, h, w]) / (H * W)
+  Y[c, h, w] = X[c, h, w] - mu[c]
+}
 instance bf16_4k = norm_bf16<R = 8192, D = 4096>
 instance f32_3000 = softmax<R = 4096, D = 3000>
 instance f32_3001 = softmax<R = 4096, D = 3001>
@@ -68,6 +72,9 @@ instance f32_49 = softmax<R = 131072, D = 49>
 instance f32_100 = softmax<R = 8192, D = 100>
 instance f32_100_few = softmax<R = 4096, D = 100>
 instance bf16_256 = norm_bf16<R = 4096, D = 256>
+instance f32_32k = softmax<R = 512, D = 32000>
+instance inorm_kb = inorm<NC = 1024, H = 256, W = 256>
+instance f32_64k = softmax<R = 1024, D = 65536>
 `
 	want := map[string]string{
 		"bf16_4k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=8",
@@ -85,6 +92,13 @@ instance bf16_256 = norm_bf16<R = 4096, D = 256>
 		"f32_100":     "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=4",
 		"f32_100_few": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
 		"bf16_256":    "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=8",
+		// Rows too long for a prefetching block's registers (32000 f32:
+		// 32 a thread of 1024, twice that prefetching) take clusters of
+		// 4 blocks of 256; rows no block keeps in registers (two axes;
+		// 65536 f32), clusters of 8.
+		"f32_32k":  "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, THREADS=256, VEC=4",
+		"inorm_kb": "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		"f32_64k":  "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
 	}
 	prog, sm90 := checkOnSm90(t, "rowdefault.kg", src)
 	for _, in := range prog.Instances {
@@ -95,6 +109,25 @@ instance bf16_256 = norm_bf16<R = 4096, D = 256>
 		l := p.Launches[0]
 		if got := l.Config.String(); l.Template.Name() != "row-reduce" || got != want[in.Name] {
 			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
+		}
+	}
+	// Without clusters (sm_80), rows too long to prefetch take a block
+	// each, without prefetching; rows that fit still prefetch.
+	sm80, err := runtime.ParseTarget("cuda:sm_80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]string{
+		"f32_32k": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=1024, VEC=1",
+		"f32_16k": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
+	} {
+		in := prog.Instance(name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm80.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Launches[0].Config.String(); got != w {
+			t.Errorf("%s on sm_80: %s, want %s", name, got, w)
 		}
 	}
 }

@@ -172,7 +172,7 @@ func samePlan(t *testing.T, in *ir.Instance, p *lower.Plan, seed uint64, tol flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
+	got, err := runPlan(p, in.Env, inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,4 +181,22 @@ func samePlan(t *testing.T, in *ir.Instance, p *lower.Plan, seed uint64, tol flo
 			t.Errorf("%s: element %d: plan %v, kernel %v", in.Name, j, g, w)
 		}
 	}
+}
+
+// runPlan runs a plan's own kernel in the interpreter on the inputs of
+// its source kernel, each viewed at the plan's shape (the same row-major
+// data: collapseAxes may merge dimensions).
+func runPlan(p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	penv := p.Bind(env)
+	var in []*tensor.Tensor
+	for i, x := range inputs {
+		shape, err := penv.Shape(p.Kernel.Inputs[i])
+		if err != nil {
+			return nil, err
+		}
+		y := *x
+		y.Shape = shape
+		in = append(in, &y)
+	}
+	return interp.Run(p.Kernel, penv, in, interp.Options{})
 }

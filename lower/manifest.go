@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"strconv"
 	"strings"
 
 	"kgen.dev/kgen/ir"
@@ -73,10 +74,22 @@ func Describe(p *Plan, hash string) ManifestKernel {
 		Sizes: []string{}, Params: []ManifestParam{},
 		Workspace: SizeText(Simplify(p.WorkspaceBytes())),
 	}
+	// The tensors as declared: a specialized plan's own kernel may have
+	// merged dimensions (collapseAxes) of the same memory.
 	tensors := func(ts []*ir.Tensor) []ManifestTensor {
 		out := []ManifestTensor{}
 		for _, t := range ts {
 			mt := ManifestTensor{Name: t.Name, DType: t.DType.String(), Shape: []string{}}
+			if p.Env != nil {
+				shape, err := p.Env.Shape(t)
+				if err == nil {
+					for _, n := range shape {
+						mt.Shape = append(mt.Shape, strconv.FormatInt(n, 10))
+					}
+					out = append(out, mt)
+					continue
+				}
+			}
 			for _, e := range t.Shape {
 				mt.Shape = append(mt.Shape, SizeText(e))
 			}
@@ -84,7 +97,11 @@ func Describe(p *Plan, hash string) ManifestKernel {
 		}
 		return out
 	}
-	m.Inputs, m.Outputs = tensors(k.Inputs), tensors(k.Outputs)
+	src := k
+	if p.Env != nil {
+		src = p.Source
+	}
+	m.Inputs, m.Outputs = tensors(src.Inputs), tensors(src.Outputs)
 	if p.Env == nil {
 		for _, d := range k.DeclaredDims() {
 			m.Sizes = append(m.Sizes, d.Name)

@@ -86,7 +86,7 @@ instance maxpick_a = maxpick<NB = 9, NC = 300>
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := interp.Run(p.Kernel, p.Bind(in.Env), inputs, interp.Options{})
+		got, err := runPlan(p, in.Env, inputs)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -156,6 +156,9 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if err := ir.RunPasses(k, ""); err != nil {
 		return nil, err
 	}
+	if env != nil && !reference {
+		collapseAxes(k)
+	}
 	if !reference {
 		hoistReductions(k)
 	}

@@ -135,7 +135,7 @@ func TestInlinedKernelComputesTheSame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := interp.Run(p.Kernel, p.Bind(env), in, interp.Options{})
+		got, err := runPlan(p, env, in)
 		if err != nil {
 			t.Fatal(err)
 		}

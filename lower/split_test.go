@@ -155,7 +155,7 @@ instance ln_16x256k = ln<NB = 16, N = 262144>
 		}
 	}
 	for name, part := range map[string]string{
-		"mse_kb":   "let loss_part[chunk in 0..128]: f32 = sum<f32>[b in 0..1, d in 0..4096]",
+		"mse_kb":   "let loss_part[chunk in 0..256]: f32 = sum<f32>[b_d in 0..2048]((P[chunk * 2048 + b_d]", // [b, d] collapsed
 		"total_1m": "let Y_part[chunk in 0..256]: f32 = max<f32>[i in 0..4096](X[chunk * 4096 + i])",
 		"rows_few": "let Y_part[chunk in 0..64, r in 0..4]: f32 = sum<f32>[d in 0..1024](X[r, chunk * 1024 + d])",
 	} {

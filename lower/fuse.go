@@ -476,7 +476,7 @@ func (rowReduce) Default(l *Launch) Config {
 			prefetch = 1
 		}
 	}
-	if prefetch == 1 && !prefetchFits(l, t) {
+	if prefetch == 1 && l.Target.Clusters && !prefetchFits(l, t) {
 		// A prefetching thread holds two rows' chunks: where they do not
 		// fit in registers, or the row is not kept in them at all, the
 		// row is shared by a cluster of blocks of 256 threads instead (4,
@@ -484,19 +484,18 @@ func (rowReduce) Default(l *Launch) Config {
 		// row), whose smaller blocks fill the multiprocessors more evenly
 		// and whose fewer rows in flight at once leave the L2 holding
 		// what each row's later passes read again. On the H100
-		// (testsuite/results/2026-11-26-h100-s11-tune-memory/, the tuner's
-		// winners): cross entropy's log-sum-exp over 512 rows of 32000
-		// f32, prefetching and spilling, 61.3 -> 49.0 us for the plan;
-		// instance norm over 1024 rows of 256 x 256 f32, read three times,
-		// 474 -> 308 us.
-		prefetch = 0
-		if l.Target.Clusters {
-			c := int64(4)
-			if _, _, cached := RowCache(l.with(Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1})); !cached {
-				c = 8
-			}
-			return Config{"THREADS": 256, "PREFETCH": 0, "CLUSTER": c, "VEC": rowVecDefault(l), "BLOCK_ROWS": 1}
+		// (testsuite/results/2026-11-26-h100-s11-clusters/bench/):
+		// cross entropy's log-sum-exp over 512 rows of 32000 f32,
+		// prefetching and spilling, 61.7 -> 49.0 us for the plan; instance
+		// norm over 1024 rows of 256 x 256 f32, read three times, 474 ->
+		// 308 us. Without clusters the prefetching block stays: a block a
+		// row without prefetching took cross entropy on hip:nvidia from
+		// 61.4 to 77.4 us, spills and all.
+		c := int64(4)
+		if _, _, cached := RowCache(l.with(Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1})); !cached {
+			c = 8
 		}
+		return Config{"THREADS": 256, "PREFETCH": 0, "CLUSTER": c, "VEC": rowVecDefault(l), "BLOCK_ROWS": 1}
 	}
 	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster, "VEC": vec, "BLOCK_ROWS": 1}
 }

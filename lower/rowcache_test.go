@@ -111,14 +111,15 @@ instance f32_64k = softmax<R = 1024, D = 65536>
 			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
 		}
 	}
-	// Without clusters (sm_80), rows too long to prefetch take a block
-	// each, without prefetching; rows that fit still prefetch.
+	// Without clusters (sm_80), the prefetching block stays, whether the
+	// prefetched rows fit in registers or not (a block a row without
+	// prefetching was slower on hip:nvidia).
 	sm80, err := runtime.ParseTarget("cuda:sm_80")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, w := range map[string]string{
-		"f32_32k": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=1024, VEC=1",
+		"f32_32k": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
 		"f32_16k": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
 	} {
 		in := prog.Instance(name)

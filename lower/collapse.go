@@ -1,7 +1,6 @@
 package lower
 
 import (
-	"fmt"
 	"slices"
 
 	"kgen.dev/kgen/ir"
@@ -173,9 +172,10 @@ func component(seed axisPair, accesses []access, refs map[*ir.Index]int, pairAt 
 // extents' product, each tensor's two dimensions one.
 func merge(k *ir.Kernel, al axisLists, pairs []axisPair, dims map[*ir.Tensor]int, accesses []access) {
 	merged := map[axisPair]*ir.Index{}
+	taken := names(k)
 	for _, p := range pairs {
 		ea, eb := constOf(p.a.Hi), constOf(p.b.Hi)
-		m := &ir.Index{Name: freshAxisName(k, p.a.Name+"_"+p.b.Name), Span: p.a.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(ea * eb)}
+		m := &ir.Index{Name: fresh(taken, p.a.Name+"_"+p.b.Name), Span: p.a.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(ea * eb)}
 		merged[p] = m
 		w := al.where[p.a]
 		l := al.lists[w[0]]
@@ -207,35 +207,3 @@ func fullRange(ix *ir.Index, extent ir.Expr) bool {
 
 // constOf is the value of a constant integer expression.
 func constOf(e ir.Expr) int64 { return Simplify(e).(*ir.Const).I }
-
-// freshAxisName is base, or base with a number, unused by k's names.
-func freshAxisName(k *ir.Kernel, base string) string {
-	used := map[string]bool{}
-	for _, d := range k.Dims {
-		used[d.Name] = true
-	}
-	for _, p := range k.Params {
-		used[p.Name] = true
-	}
-	for _, t := range k.Tensors() {
-		used[t.Name] = true
-	}
-	for _, s := range k.Stmts {
-		for _, ix := range s.Index {
-			used[ix.Name] = true
-		}
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			if r, ok := x.(*ir.Reduce); ok {
-				for _, ix := range r.Axes {
-					used[ix.Name] = true
-				}
-			}
-			return true
-		})
-	}
-	name := base
-	for i := 2; used[name]; i++ {
-		name = fmt.Sprintf("%s%d", base, i)
-	}
-	return name
-}

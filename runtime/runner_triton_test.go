@@ -15,15 +15,7 @@ import (
 // i64 beyond 2^63 wrapping, hex floats, and rest() keeping a path's
 // spaces.
 func TestPythonRunnerArgs(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "runner_triton.py"), runnerTritonSource, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prog := `
+	out := runPythonRunner(t, `
 import runner_triton as r
 x = r.Runner.__new__(r.Runner)
 print(x.parse_arg("u16:15360", "fp16"), x.parse_arg("u16:16256", "bf16"), x.parse_arg("u16:0xc000", "fp16"))
@@ -34,13 +26,7 @@ try:
     x.parse_arg("q:1", "i64")
 except r.Fail as f:
     print(f.code)
-`
-	cmd := exec.Command(python, "-c", prog)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+`)
 	want := "1.0 1.0 -2.0\n-1 -7\n3.0 -0.25\n'/tmp/a b'\nEPROTO\n"
 	if string(out) != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
@@ -71,15 +57,7 @@ func TestPythonRunnerStartFailure(t *testing.T) {
 // fills it and never sums it, copybw times without a flush, and a flush
 // token of an unknown kind is a protocol error.
 func TestPythonRunnerFlush(t *testing.T) {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "runner_triton.py"), runnerTritonSource, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prog := `
+	out := runPythonRunner(t, `
 import contextlib, types
 import runner_triton as r
 calls = []
@@ -117,16 +95,32 @@ try:
     x.time(["time", "0", "3", "0", "flush:4096", "0", "f"])
 except r.Fail as f:
     print(f.code)
-`
+`)
+	// Three samples, one warm-up run: each sample after its own flush.
+	want := "read 3 3 3 0\nwrite 3 3 0 3\ncopybw 0 0\nEPROTO\n"
+	if string(out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// runPythonRunner runs prog with python3 beside a copy of the Triton
+// runner (importable as runner_triton) and returns its output; the test
+// is skipped without python3.
+func runPythonRunner(t *testing.T, prog string) []byte {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "runner_triton.py"), runnerTritonSource, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(python, "-c", prog)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	// Three samples, one warm-up run: each sample after its own flush.
-	want := "read 3 3 3 0\nwrite 3 3 0 3\ncopybw 0 0\nEPROTO\n"
-	if string(out) != want {
-		t.Errorf("got:\n%s\nwant:\n%s", out, want)
-	}
+	return out
 }

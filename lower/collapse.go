@@ -16,6 +16,13 @@ import (
 // registers and read with vector loads, without dividing an index into h
 // and w. It runs to a fixed point, so [n, c] may merge next, and only on
 // specialized kernels (constant extents).
+//
+// A reduction's axes merge only where all of them can become one: where
+// every use of each is in one run of all of them, in order, in a load's
+// index. Merging part of them left group norm's sums over [j, h, w] of
+// X[n, g * CG + j, h, w] as sums over [j, hw], no easier for any
+// template, and nvcc then compiled them slower: 507 -> 732 us on the
+// H100 (testsuite/results/2026-11-26-h100-s11-collapse/bench/).
 func collapseAxes(k *ir.Kernel) {
 	for collapseOnce(k) {
 	}
@@ -24,8 +31,9 @@ func collapseAxes(k *ir.Kernel) {
 // axisLists are the loops of a kernel: each statement's indices and each
 // reduction's axes, with where each index sits.
 type axisLists struct {
-	lists []*[]*ir.Index
-	where map[*ir.Index][2]int // list, position
+	lists  []*[]*ir.Index
+	reduce []bool               // whether the list is a reduction's
+	where  map[*ir.Index][2]int // list, position
 }
 
 // access is one access of a tensor: a load, or a statement's target at
@@ -51,11 +59,12 @@ type axisPair struct{ a, b *ir.Index }
 
 func collapseOnce(k *ir.Kernel) bool {
 	al := axisLists{where: map[*ir.Index][2]int{}}
-	add := func(l *[]*ir.Index) {
+	add := func(l *[]*ir.Index, reduce bool) {
 		for p, ix := range *l {
 			al.where[ix] = [2]int{len(al.lists), p}
 		}
 		al.lists = append(al.lists, l)
+		al.reduce = append(al.reduce, reduce)
 	}
 	var accesses []access
 	refs := map[*ir.Index]int{}
@@ -68,7 +77,7 @@ func collapseOnce(k *ir.Kernel) bool {
 		})
 	}
 	for _, s := range k.Stmts {
-		add(&s.Index)
+		add(&s.Index, false)
 		accesses = append(accesses, access{t: s.Target, stmt: s})
 		for _, ix := range s.Index {
 			refs[ix]++ // the target's own use
@@ -79,7 +88,7 @@ func collapseOnce(k *ir.Kernel) bool {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			switch x := x.(type) {
 			case *ir.Reduce:
-				add(&x.Axes)
+				add(&x.Axes, true)
 				for _, ix := range x.Axes {
 					count(ix.Lo)
 					count(ix.Hi)
@@ -106,6 +115,9 @@ func collapseOnce(k *ir.Kernel) bool {
 		if wa[0] != wb[0] || wb[1] != wa[1]+1 || !fullRange(ra.Index, acc.t.Shape[d]) || !fullRange(rb.Index, acc.t.Shape[d+1]) {
 			return axisPair{}, false
 		}
+		if al.reduce[wa[0]] && !wholeRun(*al.lists[wa[0]], accesses, refs) {
+			return axisPair{}, false
+		}
 		return axisPair{ra.Index, rb.Index}, true
 	}
 	for _, l := range al.lists {
@@ -118,6 +130,33 @@ func collapseOnce(k *ir.Kernel) bool {
 		}
 	}
 	return false
+}
+
+// wholeRun reports whether every use of the axes of list is in one run of
+// all of them, in order, in an access's index.
+func wholeRun(list []*ir.Index, accesses []access, refs map[*ir.Index]int) bool {
+	runs := 0
+	for _, acc := range accesses {
+		idx := acc.index()
+		for d := 0; d+len(list) <= len(idx); d++ {
+			run := true
+			for i, ax := range list {
+				if r, ok := idx[d+i].(*ir.IndexRef); !ok || r.Index != ax {
+					run = false
+					break
+				}
+			}
+			if run {
+				runs++
+			}
+		}
+	}
+	for _, ax := range list {
+		if refs[ax] != runs {
+			return false
+		}
+	}
+	return runs > 0
 }
 
 // component finds the pairs of axes and the tensors' dimensions that must

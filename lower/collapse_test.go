@@ -15,7 +15,7 @@ import (
 // dimensions in full, in every access of those tensors, merge into one
 // (and so do the dimensions), to a fixed point; an axis used anywhere
 // else, over part of its dimension, out of order, or through a default
-// keeps the loops apart. The plans compute what the kernels do (the
+// keeps the loops apart, and a reduction's axes merge only if all can. The plans compute what the kernels do (the
 // interpreter runs both, the plan's on the same data viewed at its
 // shapes).
 func TestCollapseAxes(t *testing.T) {
@@ -36,6 +36,9 @@ kernel valued<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
 kernel swapped<R, D>(X: f32[D, R]) -> (Y: f32[R, D]) {
   Y[r, d] = X[d, r]
 }
+kernel gnorm<N, G, CG, H, W>(X: f32[N, C, H, W]) -> (Y: f32[N, G]) where C = G * CG {
+  Y[n, g] = sum[j in 0..CG, h, w](X[n, g * CG + j, h, w])
+}
 kernel padded<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
   Y[r, d] = (X[r, d] ?? 0) + 1.0
 }
@@ -45,6 +48,7 @@ instance partial_a = partial<R = 4, D = 6>
 instance valued_a = valued<R = 4, D = 6>
 instance swapped_a = swapped<R = 4, D = 6>
 instance padded_a = padded<R = 4, D = 6>
+instance gnorm_a = gnorm<N = 2, G = 3, CG = 2, H = 5, W = 7>
 `)
 	if diags.HasErrors() {
 		t.Fatal(diags.Diags[0].Msg)
@@ -59,6 +63,9 @@ instance padded_a = padded<R = 4, D = 6>
 		"valued_a":  {"Y[r in 0..4, d in 0..6] = X[r, d] * f32(d)"},
 		"swapped_a": {"Y[r in 0..4, d in 0..6] = X[d, r]"},
 		"padded_a":  {"Y[r in 0..4, d in 0..6] = (X[r, d] ?? 0.0) + 1.0"},
+		// A sum whose axes cannot all merge (j is in g * CG + j) keeps
+		// them all.
+		"gnorm_a": {"sum<f32>[j in 0..2, h in 0..5, w in 0..7](X[n, g * 2 + j, h, w])"},
 	} {
 		in := prog.Instance(name)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})

@@ -7,11 +7,14 @@
 # time is left, kgen bench with the tuned database on every target beside
 # PyTorch eager (bench-tuned.*: fractions of the copy bandwidth). Every kgen
 # call has a limit and the whole ends by DEADLINE seconds (default 540).
-# Build bin/kgen first and carry bin.
+# With DB set (a committed tune.jsonl), tuning resumes from its records:
+# what was measured is not measured again. Build bin/kgen first and carry
+# bin.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
+[ -n "${DB:-}" ] && cp "$DB" "$OUT/tune.jsonl"
 DEADLINE=${DEADLINE:-540}
 TARGETS=${TARGETS:-cuda:sm_90 triton:sm_90}
 KERNELS=${KERNELS:-sum_rows_kb,sum_cols_kb,sum_cols_bf16_kb,logsumexp_4k,softplus_softsign_kb,transpose_last2_kb,vecmat_4k,matvec_256x131072,maxpool_2x2,maxpool_3x3_s2_p1,quantize_kb,instancenorm_kb,layernorm_bf16_llm,rmsnorm_bf16_llama,rmsnorm_features_kb,cross_entropy_vocab,softmax_vocab,softmax_dim1_big,dw_relu6_s2}

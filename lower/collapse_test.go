@@ -1,14 +1,11 @@
 package lower_test
 
 import (
-	"math"
 	"strings"
 	"testing"
 
 	"kgen.dev/kgen/frontend"
-	"kgen.dev/kgen/interp"
 	"kgen.dev/kgen/lower"
-	"kgen.dev/kgen/tensor"
 )
 
 // TestCollapseAxes: adjacent axes that only ever index two adjacent
@@ -78,22 +75,6 @@ instance gnorm_a = gnorm<N = 2, G = 3, CG = 2, H = 5, W = 7>
 				t.Errorf("%s: want %q in:\n%s", name, w, text)
 			}
 		}
-		inputs, err := interp.RandomInputs(in.Kernel, in.Env, tensor.Normal, 11)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want2, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := runPlan(p, in.Env, inputs)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for j := int64(0); j < want2[0].Len(); j++ {
-			if g, w := got[0].Float(j), want2[0].Float(j); math.Abs(g-w) > 1e-6*math.Max(1, math.Abs(w)) {
-				t.Errorf("%s: element %d: plan %v, kernel %v", name, j, g, w)
-			}
-		}
+		samePlan(t, in, p, 11, 1e-6)
 	}
 }

@@ -168,13 +168,19 @@ func samePlan(t *testing.T, in *ir.Instance, p *lower.Plan, seed uint64, tol flo
 	if err != nil {
 		t.Fatal(err)
 	}
+	samePlanOn(t, in, p, inputs, tol)
+}
+
+// samePlanOn is samePlan on the given inputs.
+func samePlanOn(t *testing.T, in *ir.Instance, p *lower.Plan, inputs []*tensor.Tensor, tol float64) {
+	t.Helper()
 	want, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := runPlan(p, in.Env, inputs)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", in.Name, err)
 	}
 	for j := int64(0); j < want[0].Len(); j++ {
 		if g, w := got[0].Float(j), want[0].Float(j); math.Abs(g-w) > tol*math.Max(1, math.Abs(w)) {

@@ -1,7 +1,6 @@
 package lower_test
 
 import (
-	"math"
 	"strings"
 	"testing"
 
@@ -82,18 +81,6 @@ instance maxpick_a = maxpick<NB = 9, NC = 300>
 				tg.SetInt(j, []int64{0, nc - 1, -1, nc, 5, nc + 7, 2}[j%7])
 			}
 		}
-		want, err := interp.Run(in.Kernel, in.Env, inputs, interp.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := runPlan(p, in.Env, inputs)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for j := int64(0); j < want[0].Len(); j++ {
-			if g, w := got[0].Float(j), want[0].Float(j); math.Abs(g-w) > 1e-6*math.Max(1, math.Abs(w)) {
-				t.Errorf("%s: element %d: plan %v, kernel %v", name, j, g, w)
-			}
-		}
+		samePlanOn(t, in, p, inputs, 1e-6)
 	}
 }

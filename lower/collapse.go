@@ -111,8 +111,9 @@ func collapseOnce(k *ir.Kernel) bool {
 		if !ok1 || !ok2 {
 			return axisPair{}, false
 		}
-		wa, wb := al.where[ra.Index], al.where[rb.Index]
-		if wa[0] != wb[0] || wb[1] != wa[1]+1 || !fullRange(ra.Index, acc.t.Shape[d]) || !fullRange(rb.Index, acc.t.Shape[d+1]) {
+		wa, okA := al.where[ra.Index]
+		wb, okB := al.where[rb.Index]
+		if !okA || !okB || wa[0] != wb[0] || wb[1] != wa[1]+1 || !fullRange(ra.Index, acc.t.Shape[d]) || !fullRange(rb.Index, acc.t.Shape[d+1]) {
 			return axisPair{}, false
 		}
 		if al.reduce[wa[0]] && !wholeRun(*al.lists[wa[0]], accesses, refs) {

@@ -71,7 +71,9 @@ user's cache directory) is JSON lines, appended to one whole line at a time unde
 killed run resumes without measuring again what it measured (records with
 the same kernel IR hash, shape, device, driver, target, toolchain,
 templates and configurations answer for the measurement), and concurrent
-runs do not corrupt it. --export FILE writes its records (of --kernel's
+runs do not corrupt it. A run interrupted (SIGINT, or SIGTERM as from
+timeout) stops after the evaluation in flight and reports the instances
+it finished. --export FILE writes its records (of --kernel's
 kernels, if given) to FILE; --import FILE appends those of FILE it lacks.
 
 --simulate replays every space of the database (of --kernel's kernels) that
@@ -351,6 +353,11 @@ func (s *tuneSession) run(ctx context.Context, insts []tuneTarget) int {
 			code = exitUser
 		}
 		if ctx.Err() != nil {
+			// The instances finished before the interruption still get
+			// their report: a run cut short by a time limit shows them.
+			if done := finishedSummaries(sums); !s.asJSON && len(done) > 0 {
+				printSummaries(stdout, s.device, s.be.toolchain(), done)
+			}
 			fmt.Fprintf(stderr, "kgen tune: interrupted; what was measured is in %s, and a new run resumes from it\n", s.db.Path)
 			return exitUser
 		}
@@ -359,6 +366,16 @@ func (s *tuneSession) run(ctx context.Context, insts []tuneTarget) int {
 		printSummaries(stdout, s.device, s.be.toolchain(), sums)
 	}
 	return code
+}
+
+// finishedSummaries are the summaries of an interrupted run's instances
+// that finished: all but the last, which the interruption cut short
+// unless it finished without an error.
+func finishedSummaries(sums []tuneSummary) []tuneSummary {
+	if n := len(sums); n > 0 && sums[n-1].Error != "" {
+		return sums[:n-1]
+	}
+	return sums
 }
 
 // instance tunes every launch of one instance.

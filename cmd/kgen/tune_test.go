@@ -217,3 +217,28 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("log lines %q", out)
 	}
 }
+
+// TestFinishedSummaries: an interrupted run reports the instances it
+// finished, not the one the interruption cut short.
+func TestFinishedSummaries(t *testing.T) {
+	a := tuneSummary{Instance: "a"}
+	b := tuneSummary{Instance: "b"}
+	cut := tuneSummary{Instance: "c", Error: "context canceled"}
+	for _, c := range []struct {
+		sums []tuneSummary
+		want string
+	}{
+		{[]tuneSummary{a, b, cut}, "a b"},
+		{[]tuneSummary{a, b}, "a b"},
+		{[]tuneSummary{cut}, ""},
+		{nil, ""},
+	} {
+		var names []string
+		for _, s := range finishedSummaries(c.sums) {
+			names = append(names, s.Instance)
+		}
+		if got := strings.Join(names, " "); got != c.want {
+			t.Errorf("%v: %q, want %q", c.sums, got, c.want)
+		}
+	}
+}

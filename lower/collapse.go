@@ -99,6 +99,11 @@ func collapseOnce(k *ir.Kernel) bool {
 			return true
 		})
 	}
+	// Whether each reduction's axes can all become one (wholeRun), once.
+	whole := make([]bool, len(al.lists))
+	for i, l := range al.lists {
+		whole[i] = al.reduce[i] && wholeRun(*l, accesses, refs)
+	}
 	// pairAt is the pair of adjacent axes of one loop that an access reads
 	// at dimensions d and d+1, each over its dimension in full.
 	pairAt := func(acc access, d int) (axisPair, bool) {
@@ -116,7 +121,7 @@ func collapseOnce(k *ir.Kernel) bool {
 		if !okA || !okB || wa[0] != wb[0] || wb[1] != wa[1]+1 || !fullRange(ra.Index, acc.t.Shape[d]) || !fullRange(rb.Index, acc.t.Shape[d+1]) {
 			return axisPair{}, false
 		}
-		if al.reduce[wa[0]] && !wholeRun(*al.lists[wa[0]], accesses, refs) {
+		if al.reduce[wa[0]] && !whole[wa[0]] {
 			return axisPair{}, false
 		}
 		return axisPair{ra.Index, rb.Index}, true

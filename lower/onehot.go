@@ -81,13 +81,14 @@ func isZeroConst(x ir.Expr) bool {
 	return ok && c.F == 0 && c.I == 0
 }
 
-// mentionsExpr reports whether one of ld's indices contains e (the very
-// node a substitution put there).
+// mentionsExpr reports whether one of ld's indices contains e: an
+// expression that prints as e does (ir.Substitute puts a copy there).
 func mentionsExpr(ld *ir.Load, e ir.Expr) bool {
+	text := ir.Format(e)
 	found := false
 	for _, ix := range ld.Index {
 		ir.Walk(ix, func(y ir.Expr) bool {
-			found = found || ir.Format(y) == ir.Format(e)
+			found = found || ir.Format(y) == text
 			return !found
 		})
 	}

@@ -165,11 +165,3 @@ func tail(s string, n int) string {
 	}
 	return s
 }
-
-// orFlush is kind, or FlushWrite (the default) when it is empty.
-func orFlush(kind string) string {
-	if kind == "" {
-		return FlushWrite
-	}
-	return kind
-}

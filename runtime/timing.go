@@ -43,6 +43,14 @@ func CheckFlush(kind string) error {
 	return fmt.Errorf("unknown L2 flush %q (want %s or %s)", kind, FlushRead, FlushWrite)
 }
 
+// orFlush is kind, or FlushWrite (the default) when it is empty.
+func orFlush(kind string) string {
+	if kind == "" {
+		return FlushWrite
+	}
+	return kind
+}
+
 // Defaults of the timing protocol.
 const (
 	DefaultWarmupMS = 25

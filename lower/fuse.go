@@ -281,12 +281,21 @@ type rowReduce struct{}
 func (rowReduce) Name() string            { return "row-reduce" }
 func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32}}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32}, "STAGE": {0, 1}}
 }
 
 // Check: rows shared by groups of threads (BLOCK_ROWS > 1) take groups
 // of 2 to 32 threads, neither prefetched nor shared by clusters.
 func (rowReduce) Check(l *Launch) error {
+	if l.Config["STAGE"] == 1 {
+		switch {
+		case l.Config["CLUSTER"] > 1 || RowsPerBlock(l) > 1 || l.Config["PREFETCH"] != 0:
+			return fmt.Errorf("a row staged in shared memory takes one block: CLUSTER and BLOCK_ROWS 1, PREFETCH 0")
+		}
+		// Rows of a length known only at run time (a kernel's symbolic
+		// plan), or that no input is read along, stage nothing, as they
+		// keep nothing in registers (VEC and PREFETCH are then moot too).
+	}
 	r := RowsPerBlock(l)
 	if r == 1 {
 		return nil
@@ -318,6 +327,21 @@ const MaxCached = 32
 // once a row (see the CUDA backend's rowCache). Empty rows (n = 0) have
 // nothing to cache: a register array of length 0 is not valid C++.
 func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
+	if l.Config["STAGE"] == 1 {
+		return 0, nil, false
+	}
+	n, loops, ok = rowLoops(l)
+	if !ok || rowRegs(n, RowThreads(l), rowVec(l, n)) > MaxCached {
+		return 0, nil, false
+	}
+	return n, loops, true
+}
+
+// rowLoops finds the loops over a row-reduce launch's row: every
+// top-level reduction of the group and the output's columns must run over
+// one index of the same constant extent n > 0, which it returns with
+// those indices.
+func rowLoops(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 	n = -1
 	same := func(ix []*ir.Index) bool {
 		if len(ix) != 1 {
@@ -344,10 +368,50 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 		}
 		loops = append(loops, l.Stmt.Index[l.RowDims])
 	}
-	if n <= 0 || rowRegs(n, RowThreads(l), rowVec(l, n)) > MaxCached {
+	if n <= 0 {
 		return 0, nil, false
 	}
 	return n, loops, true
+}
+
+// RowStage tells whether a row-reduce launch stages its rows in shared
+// memory (STAGE=1): its block copies the row of each input that a row loop
+// reads along (as RowCache's registers would hold it) into shared memory
+// once, in 16-byte chunks, and every pass over the row reads it there.
+// A row too long for registers is then still read from memory once, and
+// the rows of few blocks a multiprocessor stay on chip: a softmax over
+// rows of 50257 f32 keeps each 196 KiB row in one multiprocessor's shared
+// memory. It returns the row length and the loops' indices, which all
+// start at 0.
+func RowStage(l *Launch) (n int64, loops []*ir.Index, ok bool) {
+	if l.Config["STAGE"] != 1 || !stageable(l) {
+		return 0, nil, false
+	}
+	return rowLoops(l)
+}
+
+func stageable(l *Launch) bool {
+	_, loops, ok := rowLoops(l)
+	for _, ix := range loops {
+		if c, isConst := Simplify(ix.Lo).(*ir.Const); !isConst || c.I != 0 {
+			return false
+		}
+	}
+	return ok
+}
+
+// StageChunk is the elements of a staged row's 16-byte chunk for element
+// type t: a staged row starts at its tensor's place in a chunk (at most
+// StageChunk - 1 elements in), so that every chunk moves with one
+// aligned vector access.
+func StageChunk(t ir.DType) int64 { return max(1, 16/int64(t.Size())) }
+
+// StageBytes is the shared memory that a staged row of n elements of t
+// takes: whole chunks from the chunk that holds its first element,
+// rounded to 16 bytes.
+func StageBytes(t ir.DType, n int64) int64 {
+	v := StageChunk(t)
+	return (n + 2*v - 2) / v * 16
 }
 
 // RowVec is the number of consecutive row elements a thread of a
@@ -569,7 +633,7 @@ func (rowReduce) Grid(l *Launch) Grid {
 	if r := RowsPerBlock(l); r > 1 {
 		return Grid{Blocks: capBlocks(Simplify(cdiv(Rows(l), r))), Threads: threads}
 	}
-	return Grid{Blocks: capBlocks(Rows(l)), Threads: threads}
+	return Grid{Blocks: capBlocks(Rows(l)), Threads: threads, Smem: RowStageSmem(l)}
 }
 
 // Rows is the number of rows of a row-reduce launch.
@@ -588,6 +652,58 @@ func Cols(l *Launch) ir.Expr {
 		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ix.Hi, Y: ix.Lo})
 	}
 	return Simplify(product(extents))
+}
+
+// RowInputs lists, in order of first use, the inputs of a row-reduce
+// launch that its row loops (loops, from RowCache or RowStage) read along
+// the row: loaded by a statement of the launch at that statement's row
+// and a loop's index as the last dimension. These are the rows a launch
+// keeps in registers or stages. The statements are l's own, not copies:
+// a copy (ir.Substitute, as the backends make to give the fused members
+// the final statement's row) has new reduction axes, which loops do not
+// hold.
+func RowInputs(l *Launch, loops []*ir.Index) []*ir.Tensor {
+	var ts []*ir.Tensor
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			ld, ok := x.(*ir.Load)
+			if ok && ld.Tensor.Kind == ir.Input && !slices.Contains(ts, ld.Tensor) && rowLoad(s.Index[:l.RowDims], ld, loops) {
+				ts = append(ts, ld.Tensor)
+			}
+			return true
+		})
+	}
+	return ts
+}
+
+// rowLoad reports whether ld reads its tensor at row and one of loops'
+// indices, as its last (contiguous) dimension.
+func rowLoad(row []*ir.Index, ld *ir.Load, loops []*ir.Index) bool {
+	if ld.Default != nil || len(ld.Index) != len(row)+1 {
+		return false
+	}
+	for d, ix := range row {
+		ref, ok := ld.Index[d].(*ir.IndexRef)
+		if !ok || ref.Index != ix {
+			return false
+		}
+	}
+	ref, ok := ld.Index[len(row)].(*ir.IndexRef)
+	return ok && slices.Contains(loops, ref.Index)
+}
+
+// RowStageSmem is the dynamic shared memory of a launch that stages its
+// rows (RowStage): each staged input's row (StageBytes), or 0.
+func RowStageSmem(l *Launch) int64 {
+	n, loops, ok := RowStage(l)
+	if !ok {
+		return 0
+	}
+	total := int64(0)
+	for _, t := range RowInputs(l, loops) {
+		total += StageBytes(t.DType, n)
+	}
+	return total
 }
 
 // RowAliases maps each fused member's row indices to the final

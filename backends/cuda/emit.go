@@ -80,6 +80,12 @@ type emitter struct {
 	cluster, group     int64
 	rowTid, rowThreads string
 	rowIndex           []*ir.Index
+	// stage names the shared arrays that hold a row of an input in a
+	// row-reduce launch that stages its rows (see rowStage), staged its
+	// keys in order, and stageN the row length.
+	stage  map[*ir.Tensor]string
+	staged []*ir.Tensor
+	stageN int64
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -568,6 +574,11 @@ func (e *emitter) expr(x ir.Expr) string {
 		if reg, ok := e.cache[x.Tensor]; ok && e.loop != nil && x.Default == nil {
 			if ref, ok := x.Index[len(x.Index)-1].(*ir.IndexRef); ok && ref.Index == e.loop && e.rowAt(x) {
 				return reg + "[kg_j]"
+			}
+		}
+		if sp, ok := e.stage[x.Tensor]; ok && e.loop != nil && x.Default == nil && e.rowAt(x) {
+			if ref, ok := x.Index[len(x.Index)-1].(*ir.IndexRef); ok && ref.Index == e.loop {
+				return fmt.Sprintf("%s[%s + kg_sh_%s]", sp, name(ref.Index.Name), x.Tensor.Name)
 			}
 		}
 		if r, ok := e.regs[x.Tensor]; ok {

@@ -62,6 +62,16 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	}
 	rows := final.Index[:l.RowDims]
 	cached := e.rowCache(l, stmts)
+	staged := !cached && e.rowStage(l)
+	if staged {
+		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
+		off := int64(0)
+		for _, t := range e.staged {
+			ct := e.cType(t.DType)
+			e.printf("  %s* const %s = (%s*)(kg_smem + %d);  // the row of %s, from its 16-byte chunk\n", ct, e.stage[t], ct, off, t.Name)
+			off += lower.StageBytes(t.DType, e.stageN)
+		}
+	}
 	var outLoads []*ir.Load // the output loop's vector loads
 	if cached && e.cacheVec > 1 {
 		tensors := slices.Clone(e.cached)
@@ -116,6 +126,8 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	} else if cached {
 		e.declareRows("    ", "kg_c_")
 		e.loadRows("    ", "kg_c_")
+	} else if staged {
+		e.stageRows("    ")
 	}
 	for _, s := range stmts[:len(stmts)-1] {
 		reg := "kg_v_" + s.Target.Name
@@ -154,8 +166,12 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	if ind != "    " {
 		e.printf("    }\n")
 	}
+	if staged {
+		e.printf("    __syncthreads();  // every thread is done with the staged row before the next replaces it\n")
+	}
 	e.printf("  }\n")
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
+	e.stage, e.staged = nil, nil
 	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""
 }
 
@@ -175,17 +191,80 @@ func (e *emitter) rowCache(l *lower.Launch, stmts []*ir.Stmt) bool {
 	e.cached = nil
 	e.rowIndex = l.Stmt.Index[:l.RowDims]
 	e.cacheN, e.cacheJ, e.cacheThreads, e.cacheVec = n, lower.RowRegs(l, n), threads, lower.RowVec(l)
-	for _, s := range stmts {
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			ld, ok := x.(*ir.Load)
-			if ok && ld.Tensor.Kind == ir.Input && e.cache[ld.Tensor] == "" && e.rowLoad(ld, l, loops) {
-				e.cache[ld.Tensor] = "kg_c_" + ld.Tensor.Name
-				e.cached = append(e.cached, ld.Tensor)
-			}
-			return true
-		})
+	for _, t := range lower.RowInputs(l, loops) {
+		e.cache[t] = "kg_c_" + t.Name
+		e.cached = append(e.cached, t)
 	}
 	return len(e.cached) > 0
+}
+
+// rowStage decides whether the launch stages its rows in shared memory
+// (lower.RowStage), and if so which: each input read as X[row..., i] by
+// one of the row's loops is copied into kg_s_X once a row (stageRows),
+// and the loops' loads of it read kg_s_X[i + kg_sh_X] (see expr).
+func (e *emitter) rowStage(l *lower.Launch) bool {
+	n, loops, ok := lower.RowStage(l)
+	if !ok {
+		return false
+	}
+	e.staged = lower.RowInputs(l, loops)
+	e.stage = map[*ir.Tensor]string{}
+	for _, t := range e.staged {
+		e.stage[t] = "kg_s_" + t.Name
+	}
+	e.stageN, e.rowIndex = n, l.Stmt.Index[:l.RowDims]
+	return len(e.staged) > 0
+}
+
+// stageBatch is the 16-byte chunks a thread loads before it stores them
+// to shared memory, so that many loads are in flight at once.
+const stageBatch = 4
+
+// stageRows copies the current row (the row variables in scope) of every
+// staged input into shared memory: kg_sh_X is the row's first element's
+// place in its 16-byte chunk, and chunk c of the row's chunks (from that
+// one) moves with one aligned vector load and store, but for the first
+// and last, partly outside the row, whose elements move one at a time.
+// Element i of the row is then kg_s_X[i + kg_sh_X]. A barrier follows:
+// the passes over the row read what other threads copied.
+func (e *emitter) stageRows(indent string) {
+	var idx []ir.Expr
+	for _, ix := range e.rowIndex {
+		idx = append(idx, &ir.IndexRef{Index: ix})
+	}
+	idx = append(idx, ir.IntConst(0))
+	n, b := e.stageN, int64(stageBatch)
+	for _, t := range e.staged {
+		ct, v := e.cType(t.DType), lower.StageChunk(t.DType)
+		rp, sh, sp := "kg_rp_"+t.Name, "kg_sh_"+t.Name, e.stage[t]
+		e.printf("%sconst %s* const %s = %s + %s;\n", indent, ct, rp, name(t.Name), e.linear(idx, t.Shape))
+		e.printf("%sconst int %s = (int)((uintptr_t)%s %% 16 / sizeof(%s));\n", indent, sh, rp, ct)
+		e.printf("%s{\n", indent)
+		in := indent + "  "
+		e.printf("%sconst %s* const kg_ap = %s - %s;  // 16-byte aligned\n", in, ct, rp, sh)
+		e.printf("%sconst int64_t kg_chunks = (%dL + %s + %d) / %d;\n", in, n, sh, v-1, v)
+		e.printf("%sfor (int64_t kg_c0 = threadIdx.x; kg_c0 < kg_chunks; kg_c0 += (int64_t)blockDim.x * %d) {\n", in, b)
+		e.printf("%s  KgVec<%s, %d> kg_x[%d];\n", in, ct, v, b)
+		e.printf("%s  #pragma unroll\n", in)
+		e.printf("%s  for (int kg_b = 0; kg_b < %d; ++kg_b) {\n", in, b)
+		e.printf("%s    const int64_t kg_c = kg_c0 + (int64_t)kg_b * blockDim.x;\n", in)
+		e.printf("%s    const int64_t kg_i0 = kg_c * %d - %s;\n", in, v, sh)
+		e.printf("%s    if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {\n", in, v, n)
+		e.printf("%s      kg_x[kg_b] = *(const KgVec<%s, %d>*)(kg_ap + kg_c * %d);\n", in, ct, v, v)
+		e.printf("%s    } else {\n", in)
+		e.printf("%s      #pragma unroll\n", in)
+		e.printf("%s      for (int kg_e = 0; kg_e < %d; ++kg_e) kg_x[kg_b].v[kg_e] = kg_i0 + kg_e >= 0 && kg_i0 + kg_e < %dL ? %s[kg_i0 + kg_e] : kg_zero<%s>();\n", in, v, n, rp, ct)
+		e.printf("%s    }\n", in)
+		e.printf("%s  }\n", in)
+		e.printf("%s  #pragma unroll\n", in)
+		e.printf("%s  for (int kg_b = 0; kg_b < %d; ++kg_b) {\n", in, b)
+		e.printf("%s    const int64_t kg_c = kg_c0 + (int64_t)kg_b * blockDim.x;\n", in)
+		e.printf("%s    if (kg_c < kg_chunks) *(KgVec<%s, %d>*)(%s + kg_c * %d) = kg_x[kg_b];\n", in, ct, v, sp, v)
+		e.printf("%s  }\n", in)
+		e.printf("%s}\n", in)
+		e.printf("%s}\n", indent)
+	}
+	e.printf("%s__syncthreads();\n", indent)
 }
 
 // declareRows declares a register array per cached input, named prefix +
@@ -238,28 +317,15 @@ func (e *emitter) loadRows(indent, prefix string) {
 	}
 }
 
-// rowLoad reports whether ld reads its tensor at the launch's row and
-// one of the row loops' index, as its last (contiguous) dimension.
-func (e *emitter) rowLoad(ld *ir.Load, l *lower.Launch, loops []*ir.Index) bool {
-	if ld.Default != nil || len(ld.Index) != l.RowDims+1 {
-		return false
-	}
-	for d := range l.RowDims {
-		ref, ok := ld.Index[d].(*ir.IndexRef)
-		if !ok || ref.Index != l.Stmt.Index[d] {
-			return false
-		}
-	}
-	ref, ok := ld.Index[l.RowDims].(*ir.IndexRef)
-	return ok && slices.Contains(loops, ref.Index)
-}
-
 // rowLoop opens a loop of the block's threads over n points of a row: a
 // grid-stride loop, or with the row cached, the unrolled loop over the
 // thread's cached elements (flat is the point, kg_j the register). It
 // returns the indentation of the loop's body.
 func (e *emitter) rowLoop(indent, flat, n string, ix []*ir.Index) string {
 	if e.cache == nil {
+		if e.stage != nil {
+			e.loop = ix[0] // its loads of staged rows read shared memory
+		}
 		e.printf("%s#pragma unroll 4\n", indent)
 		e.printf("%sfor (int64_t %s = %s; %s < %s; %s += %s) {\n", indent, flat, e.rowTid, flat, n, flat, e.rowThreads)
 		return indent + "  "
@@ -352,8 +418,8 @@ func (e *emitter) aliasLoads(s *ir.Stmt, ld *ir.Load, v string) {
 func (e *emitter) closeRowLoop(indent string) {
 	if e.cache != nil {
 		e.printf("%s  }\n", indent)
-		e.loop = nil
 	}
+	e.loop = nil
 	e.printf("%s}\n", indent)
 }
 

@@ -54,7 +54,8 @@ __device__ __forceinline__ void kg_wgmma_fence_acc(float* acc) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
 #else
-#define KG_DYNAMIC_SMEM(name) unsigned char* name = nullptr
+// Blocks run one after another: one static buffer serves them all.
+#define KG_DYNAMIC_SMEM(name) alignas(16) static unsigned char name[256 << 10]
 #endif
 
 // KgMma is the tensor-core tile: WARPS_M x WARPS_N warps, each computing a

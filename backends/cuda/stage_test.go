@@ -1,0 +1,71 @@
+package cuda
+
+import (
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/lower"
+)
+
+// TestEmulatedStagedRows: row-reduce launches that stage their rows in
+// shared memory (STAGE=1) compute what the interpreter does, on the CPU,
+// at rows that start anywhere in a 16-byte chunk (lengths 203, 77, 131 and
+// 45 put consecutive rows at every offset), rows shorter than a chunk, f32
+// and bf16 rows (chunks of 4 and 8), two staged inputs of different types,
+// and a layernorm whose weights, read along the row but not at it, stay
+// loads from memory.
+func TestEmulatedStagedRows(t *testing.T) {
+	const spec = `
+kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
+}
+
+kernel layernorm_w<R, D>(X: f32[R, D], g: f32[D], b: f32[D]) -> (Y: f32[R, D]) {
+  let mu[r] = sum[d](X[r, d]) / D
+  let var[r] = sum[d]((X[r, d] - mu[r]) * (X[r, d] - mu[r])) / D
+  Y[r, d] = (X[r, d] - mu[r]) * rsqrt(var[r] + 1e-5) * g[d] + b[d]
+}
+
+kernel lse_bf16<R, D>(X: bf16[R, D]) -> (Y: f32[R]) {
+  let mx[r] = max[d](X[r, d])
+  Y[r] = mx[r] + log(sum[d](exp(X[r, d] - mx[r])))
+}
+
+kernel two_inputs<R, D>(X: f32[R, D], Z: f16[R, D]) -> (Y: f32[R, D]) {
+  let s[r] = sum[d](X[r, d] - Z[r, d] / 2)
+  Y[r, d] = X[r, d] - s[r] + Z[r, d]
+}
+
+instance softmax_odd = softmax<R = 5, D = 203>
+instance softmax_short = softmax<R = 3, D = 2>
+instance ln_odd = layernorm_w<R = 4, D = 77>
+instance lse_odd = lse_bf16<R = 6, D = 131>
+instance two_odd = two_inputs<R = 5, D = 45>
+`
+	var plans []*lower.Plan
+	for _, p := range plansFor(t, "staged.kg", spec, sm80) {
+		if p.Env == nil {
+			continue
+		}
+		if _, err := lower.Override(p, lower.Config{"THREADS": 64, "STAGE": 1, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 1}, sm80); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		src := Emit([]*lower.Plan{p})
+		staged := map[string]string{"softmax_odd": "X", "softmax_short": "X", "ln_odd": "X", "lse_odd": "X", "two_odd": "X Z"}[p.Name]
+		for _, in := range strings.Fields(staged) {
+			if !strings.Contains(src, "kg_s_"+in+"[") {
+				t.Errorf("%s: %s is not staged:\n%s", p.Name, in, src)
+			}
+		}
+		if p.Name == "ln_odd" && (strings.Contains(src, "kg_s_g") || strings.Contains(src, "kg_s_b")) {
+			t.Errorf("ln_odd: the weights g and b are staged:\n%s", src)
+		}
+		if got, want := p.Launches[0].Grid().Smem, lower.RowStageSmem(p.Launches[0]); got != want || got == 0 {
+			t.Errorf("%s: grid's shared memory %d, want the staged rows' %d (> 0)", p.Name, got, want)
+		}
+		plans = append(plans, p)
+	}
+	emulatePlans(t, plans, nil)
+}

@@ -494,6 +494,9 @@ func (rowReduce) Default(l *Launch) Config {
 	if n < 0 {
 		return Config{"THREADS": 256, "PREFETCH": 1, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1}
 	}
+	if c := stagedDefault(l); c != nil {
+		return c
+	}
 	// Short rows: a group of 8 to 32 threads a row, with about 8
 	// elements a thread, BLOCK_ROWS rows a block of 256, in 16-byte
 	// chunks where the rows are whole chunks for the group, where the
@@ -564,6 +567,32 @@ func (rowReduce) Default(l *Launch) Config {
 		return Config{"THREADS": 256, "PREFETCH": 0, "CLUSTER": c, "VEC": rowVecDefault(l), "BLOCK_ROWS": 1}
 	}
 	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster, "VEC": vec, "BLOCK_ROWS": 1}
+}
+
+// stagedDefault stages the rows (STAGE=1, a block of 1024 threads a row)
+// where a block cannot keep a row in registers, the rows fit in the
+// target's shared memory, and they are no more than bigGPU, a block each
+// at once; else it returns nil. On the H100
+// (testsuite/results/2026-11-26-h100-s12-stage/), softmax over 128 rows of
+// 50257 f32 took 44.5 us with clusters of 4 keeping the row in registers
+// (62 clusters at once: three waves), 34.9 staged; but cross entropy's
+// log-sum-exp over 512 rows of 32000, 49.0 us with clusters, took 56.4
+// staged (a block a multiprocessor, its loads and arithmetic in turn),
+// and rows that a block keeps in registers were slower staged.
+func stagedDefault(l *Launch) Config {
+	rows, ok := Simplify(Rows(l)).(*ir.Const)
+	if !ok || rows.I > bigGPU {
+		return nil
+	}
+	t := min(1024, max(l.Target.MaxThreads, 1))
+	if _, _, cached := RowCache(l.with(Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1})); cached {
+		return nil
+	}
+	c := Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1, "STAGE": 1}
+	if smem := RowStageSmem(l.with(c)); smem == 0 || smem > l.Target.MaxSmem {
+		return nil
+	}
+	return c
 }
 
 // prefetchFits reports whether a block of t threads prefetching keeps

@@ -147,6 +147,8 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	}
 	if len(final.Index) > l.RowDims && cached && e.cacheVec > 1 {
 		e.storeChunks(ind, final, outLoads)
+	} else if len(final.Index) > l.RowDims && staged {
+		e.stageStore(ind, final)
 	} else if len(final.Index) > l.RowDims {
 		e.printf("%sconst int64_t kg_cols = %s;\n", ind, e.expr(lower.Cols(l)))
 		in := e.rowLoop(ind, "kg_q", "kg_cols", final.Index[l.RowDims:])
@@ -218,7 +220,7 @@ func (e *emitter) rowStage(l *lower.Launch) bool {
 
 // stageBatch is the 16-byte chunks a thread loads before it stores them
 // to shared memory, so that many loads are in flight at once.
-const stageBatch = 4
+const stageBatch = 8
 
 // stageRows copies the current row (the row variables in scope) of every
 // staged input into shared memory: kg_sh_X is the row's first element's
@@ -315,6 +317,46 @@ func (e *emitter) loadRows(indent, prefix string) {
 		e.printf("%s  }\n", indent)
 		e.printf("%s}\n", indent)
 	}
+}
+
+// stageStore writes the row's output elements where the launch stages
+// its rows: in 16-byte chunks of the output's row from the chunk that
+// holds its first element (kg_shy elements in), each computed element by
+// element (the staged rows' loads read shared memory) and stored with one
+// aligned vector store, but for the first and last chunks, partly outside
+// the row, stored element by element.
+func (e *emitter) stageStore(indent string, s *ir.Stmt) {
+	col := s.Index[len(s.Index)-1]
+	t, v, n := e.cType(s.Target.DType), lower.StageChunk(s.Target.DType), e.stageN
+	var idx []ir.Expr
+	for _, ix := range s.Index[:len(s.Index)-1] {
+		idx = append(idx, &ir.IndexRef{Index: ix})
+	}
+	idx = append(idx, ir.IntConst(0))
+	e.printf("%s{\n", indent)
+	in := indent + "  "
+	e.printf("%s%s* const kg_yp = %s + %s;\n", in, t, name(s.Target.Name), e.linear(idx, s.Target.Shape))
+	e.printf("%sconst int kg_shy = (int)((uintptr_t)kg_yp %% 16 / sizeof(%s));\n", in, t)
+	e.printf("%sconst int64_t kg_ychunks = (%dL + kg_shy + %d) / %d;\n", in, n, v-1, v)
+	e.printf("%s#pragma unroll 2\n", in)
+	e.printf("%sfor (int64_t kg_c = threadIdx.x; kg_c < kg_ychunks; kg_c += blockDim.x) {\n", in)
+	e.printf("%s  const int64_t kg_i0 = kg_c * %d - kg_shy;\n", in, v)
+	e.printf("%s  KgVec<%s, %d> kg_vy;\n", in, t, v)
+	e.printf("%s  #pragma unroll\n", in)
+	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
+	e.printf("%s    const int64_t %s = kg_i0 + kg_e;\n", in, name(col.Name))
+	e.loop = col
+	e.printf("%s    if (%s >= 0 && %s < %dL) kg_vy.v[kg_e] = %s;\n", in, name(col.Name), name(col.Name), n, e.expr(s.Value))
+	e.loop = nil
+	e.printf("%s  }\n", in)
+	e.printf("%s  if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {\n", in, v, n)
+	e.printf("%s    *(KgVec<%s, %d>*)(kg_yp - kg_shy + kg_c * %d) = kg_vy;\n", in, t, v, v)
+	e.printf("%s  } else {\n", in)
+	e.printf("%s    #pragma unroll\n", in)
+	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) if (kg_i0 + kg_e >= 0 && kg_i0 + kg_e < %dL) kg_yp[kg_i0 + kg_e] = kg_vy.v[kg_e];\n", in, v, n)
+	e.printf("%s  }\n", in)
+	e.printf("%s}\n", in)
+	e.printf("%s}\n", indent)
 }
 
 // rowLoop opens a loop of the block's threads over n points of a row: a

@@ -464,9 +464,13 @@ func Prefetching(l *Launch) bool {
 // Default gives a row about 8 elements per thread, from 128 threads (rows
 // up to 1024) to 1024 (rows of 8192 and more), so that few long rows still
 // keep many loads in flight; 256 when the row length is unknown. Blocks of
-// 512 threads or more prefetch the next row, but for rows of up to 4096
-// elements in whole 16-byte chunks, which take a block each (VEC, see
-// rowVecDefault). Measured on the H100
+// 512 threads or more prefetch the next row, but for rows in whole 16-byte
+// chunks that 512 threads keep in registers (VEC, see rowVecDefault; up
+// to 16384 f32), which take a block of 512 each: on the H100
+// (testsuite/results/2026-11-26-h100-s12-stage/third/), softmax over 4096
+// rows of 16384 f32 took 195.0 us prefetching with 1024 threads, 188.3
+// so; a sum over the same rows 100.4 and 98.7, a matrix-vector product
+// over 8192 rows of 8192 103.1 and 101.8. Measured on the H100
 // (2026-11-23, testsuite/results/2026-11-23-h100-sweep*.txt), as fractions
 // of copy bandwidth: rmsnorm of 4096 x 4096 f32 52% with 128 threads, 82%
 // with 512, 85% prefetching; softmax of 4096 x 16384 f32 37%, 55% and 71%
@@ -537,8 +541,8 @@ func (rowReduce) Default(l *Launch) Config {
 	if cluster > 1 {
 		vec = rowVecDefault(l)
 	} else if t >= 512 {
-		if v := rowVecDefault(l); n <= 4096 && n%v == 0 {
-			vec = v
+		if v := rowVecDefault(l); n%v == 0 && rowRegs(n, 512, v) <= MaxCached {
+			t, vec = 512, v
 		} else {
 			prefetch = 1
 		}

@@ -14,14 +14,17 @@ type group struct {
 	final   *ir.Stmt
 	also    []*ir.Stmt // elementwise siblings of final (see siblings)
 	rowDims int
+	cols    bool // a column group (colGroupOK)
 }
 
 // groupRows splits k's statements into launches. A run of lets that each
 // reduce along a row (an inner reduction), followed by the statement that
 // reads them only at its own row, becomes one row-reduce launch (softmax,
-// layernorm, rmsnorm); so does an inner reduction alone. Everything else
-// is a launch of its own.
-func groupRows(k *ir.Kernel) []group {
+// layernorm, rmsnorm); so does an inner reduction alone. With cols, a run
+// of column reductions and the elementwise statement that reads them
+// becomes one col-group launch (colGroupOK). Everything else is a launch
+// of its own.
+func groupRows(k *ir.Kernel, cols bool) []group {
 	var groups []group
 	stmts := k.Stmts
 	for i := 0; i < len(stmts); {
@@ -32,6 +35,21 @@ func groupRows(k *ir.Kernel) []group {
 			}
 			if !isRowMember(stmts[j]) {
 				break
+			}
+		}
+		if best < 0 && cols {
+			for j := i; j < len(stmts); j++ {
+				if colGroupOK(k, stmts[i:j], stmts[j]) {
+					best = j
+				}
+				if stmts[j].Target.Kind != ir.Let || MatchColumns(stmts[j]) == nil {
+					break
+				}
+			}
+			if best >= 0 {
+				groups = append(groups, group{fused: stmts[i:best], final: stmts[best], cols: true})
+				i = best + 1
+				continue
 			}
 		}
 		if best < 0 {

@@ -178,7 +178,8 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 			groups = append(groups, group{final: s})
 		}
 	} else {
-		groups = siblings(groupRows(k), lim)
+		// Tile targets (Triton) have no col-group template.
+		groups = siblings(groupRows(k, env != nil && !lim.Tiles), lim)
 	}
 	fused := map[*ir.Tensor]bool{}
 	for _, g := range groups {
@@ -202,6 +203,8 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 			l.Template = tileGeneric
 		case reference:
 			l.Template = generic
+		case g.cols:
+			l.Template = colGroup{}
 		case len(g.fused) > 0 && lim.Tiles:
 			l.Template = tileRowReduce{}
 		case len(g.fused) > 0:

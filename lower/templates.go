@@ -45,6 +45,7 @@ var templates = []Template{
 	igemmTemplate{mma: false},
 	rowReduce{},
 	colReduce{},
+	colGroup{},
 	transposeTemplate{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},
 	generic,

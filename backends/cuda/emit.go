@@ -210,6 +210,7 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"row-reduce":   (*emitter).rowReduce,
 	"col-reduce":   (*emitter).colReduce,
+	"col-group":    (*emitter).colGroup,
 	"transpose":    (*emitter).transpose,
 	"matmul-mma":   (*emitter).matmul,
 	"matmul-wgmma": (*emitter).matmul,

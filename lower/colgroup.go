@@ -1,0 +1,243 @@
+package lower
+
+import (
+	"fmt"
+	"slices"
+
+	"kgen.dev/kgen/ir"
+)
+
+// A column group is softmax or a norm over an outer (strided) axis as one
+// launch: lets that are column reductions (MatchColumns) over one axis,
+// then the elementwise statement that reads them,
+//
+//	let m[o..., c] = op[k'](... X[o..., k', c] ...)
+//	Y[o..., k, c] = f(X[o..., k, c], m[o..., c], ...)
+//
+// (torch.softmax(x, dim=1) of a [B, D, T] tensor; an RMS norm over the
+// features of [N, F, H, W], its H and W collapsed into one axis). Each
+// block takes a strip of columns at one outer point and every point of
+// the reduced axis, computes the lets into registers, and writes the
+// strip's outputs: the input is read from memory once, not once per let
+// and again for the output.
+
+// ColGroup is a column group's shape: the final statement's indices are
+// Outer, then K (the reduced axis's counterpart), then C (the columns).
+type ColGroup struct {
+	Lets  []*ir.Stmt
+	Final *ir.Stmt
+	Outer []*ir.Index
+	K, C  *ir.Index
+}
+
+// MatchColGroup is l's column group (its Fused lets and Stmt), or nil.
+func MatchColGroup(l *Launch) *ColGroup {
+	f := l.Stmt
+	if len(l.Fused) == 0 || len(f.Index) < 2 {
+		return nil
+	}
+	o := len(f.Index) - 2
+	return &ColGroup{Lets: l.Fused, Final: f, Outer: f.Index[:o], K: f.Index[o], C: f.Index[o+1]}
+}
+
+// colGroupOK reports whether members then final make a column group: each
+// member a column reduction over one axis whose range is final's K's,
+// indexed [o..., c] over final's outer and column ranges, and read only by
+// later members and final, at the reader's own [o..., c].
+func colGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
+	if len(members) == 0 || ir.Classify(final) != ir.Elementwise || len(final.Index) < 2 || !unguarded(final.Value) {
+		return false
+	}
+	o := len(final.Index) - 2
+	K, C := final.Index[o], final.Index[o+1]
+	sameRange := func(a, b *ir.Index) bool {
+		return ir.Format(a.Lo) == ir.Format(b.Lo) && ir.Format(a.Hi) == ir.Format(b.Hi)
+	}
+	for _, m := range members {
+		if m.Target.Kind != ir.Let || len(m.Index) != o+1 {
+			return false
+		}
+		cm := MatchColumns(m)
+		if cm == nil || len(cm.Reduce.Axes) != 1 || !sameRange(cm.Reduce.Axes[0], K) {
+			return false
+		}
+		for d := range o {
+			if !sameRange(m.Index[d], final.Index[d]) {
+				return false
+			}
+		}
+		if !sameRange(m.Index[o], C) {
+			return false
+		}
+	}
+	// Each member is read only by later members and final, at the
+	// reader's [o..., c].
+	inGroup := append(slices.Clone(members), final)
+	for mi, m := range members {
+		for _, s := range k.Stmts {
+			reads, atPoint := false, true
+			at := s.Index
+			if s == final {
+				at = append(slices.Clone(final.Index[:o]), C)
+			}
+			ir.Walk(s.Value, func(e ir.Expr) bool {
+				ld, ok := e.(*ir.Load)
+				if !ok || ld.Tensor != m.Target {
+					return true
+				}
+				reads = true
+				if ld.Default != nil || len(ld.Index) != len(at) {
+					atPoint = false
+					return true
+				}
+				for d, ix := range ld.Index {
+					if ref, ok := ix.(*ir.IndexRef); !ok || ref.Index != at[d] {
+						atPoint = false
+					}
+				}
+				return true
+			})
+			if !reads {
+				continue
+			}
+			if pos := slices.Index(inGroup, s); pos <= mi || !atPoint {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// colGroup computes a column group with a block per tile: a strip of
+// TX*VEC consecutive columns at one outer point. Thread tx + TX*ty takes
+// the columns tx*VEC .. tx*VEC + VEC - 1 (VEC-wide vector accesses where
+// the sizes and pointers allow) at the reduced points ty, ty + TY, ...;
+// where those points are known and few enough (at most MaxCached values a
+// thread), the inputs read at [o..., k, c] are loaded into registers once
+// and every let and the output read them there. Each let's partial results
+// combine across the TY rows of threads in a fixed order (as col-reduce's
+// do), and its value per column stays in registers for the lets and the
+// output after it.
+type colGroup struct{}
+
+func (colGroup) Name() string            { return "col-group" }
+func (colGroup) Accepts(s *ir.Stmt) bool { return false } // only for groups that colGroupOK forms
+func (colGroup) Space() map[string][]int64 {
+	return map[string][]int64{
+		"TX":  {1, 2, 4, 8, 16, 32},
+		"TY":  {8, 16, 32, 64, 128, 256, 512, 1024},
+		"VEC": {1, 2, 4, 8},
+	}
+}
+
+// ColGroupCache is the number of reduced points a thread of a column
+// group keeps in registers (for each of its VEC columns), or 0 where the
+// reduced axis's length is unknown or the values would take more than
+// MaxCached registers.
+func ColGroupCache(l *Launch) int64 {
+	g := MatchColGroup(l)
+	n, ok := constExtent([]*ir.Index{g.K})
+	ty := l.Config["TY"]
+	if !ok || ty <= 0 {
+		return 0
+	}
+	p := (n + ty - 1) / ty
+	if p*max(l.Config["VEC"], 1) > MaxCached {
+		return 0
+	}
+	return p
+}
+
+// Default: VEC for 16 bytes of the widest input (fewer where the columns
+// are a known count it does not divide); strips of 32 bytes (TX = 2 for
+// f32: a sector of each row, as few columns as make whole sectors) or
+// wider while the block has fewer than 256 threads; TY the reduced
+// points' count, at most 128 and at least what keeps a thread's points
+// within MaxCached registers, at least 8.
+func (colGroup) Default(l *Launch) Config {
+	g := MatchColGroup(l)
+	size := int64(l.Stmt.Target.DType.Size())
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input {
+				size = max(size, int64(ld.Tensor.DType.Size()))
+			}
+			return true
+		})
+	}
+	vec := min(8, max(1, 16/size))
+	cols, colsKnown := constExtent([]*ir.Index{g.C})
+	if colsKnown {
+		for vec > 1 && cols%vec != 0 {
+			vec /= 2
+		}
+	}
+	ty := int64(128)
+	if n, ok := constExtent([]*ir.Index{g.K}); ok {
+		for ty > 8 && ty/2 >= n {
+			ty /= 2
+		}
+		for ty < 1024 && (n+ty-1)/ty*vec > MaxCached {
+			ty *= 2
+		}
+	}
+	tx := max(1, 32/(vec*size))
+	for tx < 32 && tx*ty < 256 && (!colsKnown || 2*tx*vec <= cols) {
+		tx *= 2
+	}
+	for tx*ty%l.Target.Warp() != 0 {
+		tx *= 2
+	}
+	return Config{"TX": tx, "TY": ty, "VEC": vec}
+}
+
+// ColGroupSmem is the static shared memory of a column group's combines:
+// per accumulation type, ColParts rows of the strip's columns.
+func ColGroupSmem(l *Launch) int64 {
+	c := l.Config
+	parts := c["TY"] / max(1, l.Target.Warp()/c["TX"])
+	total := int64(0)
+	for _, t := range ColGroupAccTypes(l) {
+		total += parts * c["TX"] * c["VEC"] * int64(t.Size())
+	}
+	return total
+}
+
+// ColGroupAccTypes lists the accumulation types of a column group's lets,
+// each once, in order.
+func ColGroupAccTypes(l *Launch) []ir.DType {
+	var ts []ir.DType
+	for _, s := range l.Fused {
+		for _, r := range ir.TopReductions(s.Value) {
+			if !slices.Contains(ts, r.T) {
+				ts = append(ts, r.T)
+			}
+		}
+	}
+	return ts
+}
+
+// Check: whole warps, and the combines' partial results within the
+// static shared memory a block may declare.
+func (colGroup) Check(l *Launch) error {
+	c := l.Config
+	if threads := c["TX"] * c["TY"]; threads%l.Target.Warp() != 0 {
+		return fmt.Errorf("TX x TY = %d threads is not a whole number of warps (of %d threads)", threads, l.Target.Warp())
+	}
+	if smem := ColGroupSmem(l); smem > MaxStaticSmem {
+		return fmt.Errorf("the partial results take %d bytes of shared memory; at most %d", smem, MaxStaticSmem)
+	}
+	return nil
+}
+
+// ColGroupTiles is the number of tiles of a column group: strips of
+// TX*VEC columns at every outer point.
+func ColGroupTiles(l *Launch) ir.Expr {
+	g := MatchColGroup(l)
+	width := l.Config["TX"] * l.Config["VEC"]
+	return Simplify(mul(Extent(g.Outer), cdiv(Extent([]*ir.Index{g.C}), width)))
+}
+
+func (colGroup) Grid(l *Launch) Grid {
+	return Grid{Blocks: capBlocks(ColGroupTiles(l)), Threads: l.Config["TX"] * l.Config["TY"]}
+}

@@ -149,11 +149,17 @@ func ColGroupCache(l *Launch) int64 {
 }
 
 // Default: VEC for 16 bytes of the widest input (fewer where the columns
-// are a known count it does not divide); strips of 32 bytes (TX = 2 for
-// f32: a sector of each row, as few columns as make whole sectors) or
-// wider while the block has fewer than 256 threads; TY the reduced
-// points' count, at most 128 and at least what keeps a thread's points
-// within MaxCached registers, at least 8.
+// are a known count it does not divide); TY the fewest rows of threads
+// (at least 8) that keep a thread's points within MaxCached registers, so
+// that each thread has as many loads in flight as it can hold; TX as wide
+// as strips of up to 256 bytes and blocks of up to 512 threads allow,
+// within the columns. Measured on the H100
+// (testsuite/results/2026-11-26-h100-s12-colgroup/sweep-colgroup.txt):
+// the RMS norm over the 64 features of 16 x 64 x 256 x 256 f32 took 229
+// us with strips of 64 bytes and 8 rows of threads (TX=4, TY=64), 187
+// (96% of the copy bandwidth) with this default's TX=16, TY=8; softmax
+// over the middle axis of 64 x 1024 x 256 f32, 70.7 us with TX=2, TY=128,
+// 60.3 with this default's TX=4 (57.4 with VEC=2, TX=8, TY=64).
 func (colGroup) Default(l *Launch) Config {
 	g := MatchColGroup(l)
 	size := int64(l.Stmt.Target.DType.Size())
@@ -172,17 +178,16 @@ func (colGroup) Default(l *Launch) Config {
 			vec /= 2
 		}
 	}
-	ty := int64(128)
+	ty := int64(8)
 	if n, ok := constExtent([]*ir.Index{g.K}); ok {
-		for ty > 8 && ty/2 >= n {
-			ty /= 2
-		}
 		for ty < 1024 && (n+ty-1)/ty*vec > MaxCached {
 			ty *= 2
 		}
+	} else {
+		ty = 128
 	}
-	tx := max(1, 32/(vec*size))
-	for tx < 32 && tx*ty < 256 && (!colsKnown || 2*tx*vec <= cols) {
+	tx := int64(1)
+	for tx < 32 && 2*tx*vec*size <= 256 && 2*tx*ty <= 512 && (!colsKnown || 2*tx*vec <= cols+vec-1) {
 		tx *= 2
 	}
 	for tx*ty%l.Target.Warp() != 0 {

@@ -145,7 +145,7 @@ func TestConvert(t *testing.T) {
 		{ir.F32, ir.F16, "__float2half_rn(x)"},
 		{ir.F64, ir.BF16, "__double2bfloat16(x)"},
 		{ir.BF16, ir.F32, "__bfloat162float(x)"},
-		{ir.F32, ir.I8, "(int8_t)kg_f2i((double)x, -128L, 127L)"},
+		{ir.F32, ir.I8, "(int8_t)kg_f2i(x, -128L, 127L)"},
 		{ir.I64, ir.I32, "(int32_t)x"},
 		{ir.F16, ir.Bool, "(__half2float(x) != 0.0f)"},
 		{ir.I64, ir.F32, "__ll2float_rn((long long)x)"},

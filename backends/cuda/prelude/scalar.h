@@ -14,11 +14,19 @@ __device__ __forceinline__ double kg_fmod_floor(double a, double b) { return a -
 // i is inside [0, n).
 __device__ __forceinline__ bool kg_in(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }
 
-// Float to integer: truncate toward zero, saturate, NaN gives 0.
+// Float to integer: truncate toward zero, saturate, NaN gives 0. In
+// float as in double, lo and hi round to a power of two or stay exact, so
+// that every value between them converts without overflow.
 __device__ __forceinline__ int64_t kg_f2i(double x, int64_t lo, int64_t hi) {
   if (x != x) return 0;
   if (x <= (double)lo) return lo;
   if (x >= (double)hi) return hi;
+  return (int64_t)x;
+}
+__device__ __forceinline__ int64_t kg_f2i(float x, int64_t lo, int64_t hi) {
+  if (x != x) return 0;
+  if (x <= (float)lo) return lo;
+  if (x >= (float)hi) return hi;
   return (int64_t)x;
 }
 

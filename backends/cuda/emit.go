@@ -799,9 +799,10 @@ func convert(x string, from, to ir.DType) string {
 	}
 	// Integer targets.
 	if from.IsFloat() {
-		// f32 (and f16 and bf16, widened) converts in float: the
-		// conversion through double cost quantize_kb a quarter of its
-		// bandwidth on the H100 (FP64 runs at half FP32's rate there).
+		// f32 (and f16 and bf16, widened) converts in float, not through
+		// double, whose arithmetic runs at half FP32's rate on the H100
+		// (quantize_kb: 37.38 -> 36.70 us, within the noise;
+		// testsuite/results/2026-11-26-h100-s12-colgroup/confirm/).
 		lo, hi := to.IntRange()
 		return fmt.Sprintf("(%s)kg_f2i(%s, %s, %s)", cType(to), asFloat(), constant(ir.IntConst(lo)), constant(ir.IntConst(hi)))
 	}

@@ -44,12 +44,17 @@ func MatchColGroup(l *Launch) *ColGroup {
 // member a column reduction over one axis whose range is final's K's,
 // indexed [o..., c] over final's outer and column ranges, and read only by
 // later members and final, at the reader's own [o..., c].
-func colGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
+// On a tile target (Triton), the reduced axis must be a known length of at
+// most MaxTileColPoints, which one program's tile holds.
+func colGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt, lim Limits) bool {
 	if len(members) == 0 || ir.Classify(final) != ir.Elementwise || len(final.Index) < 2 || !unguarded(final.Value) {
 		return false
 	}
 	o := len(final.Index) - 2
 	K, C := final.Index[o], final.Index[o+1]
+	if n, ok := constExtent([]*ir.Index{K}); lim.Tiles && (!ok || n > MaxTileColPoints) {
+		return false
+	}
 	sameRange := func(a, b *ir.Index) bool {
 		return ir.Format(a.Lo) == ir.Format(b.Lo) && ir.Format(a.Hi) == ir.Format(b.Hi)
 	}
@@ -245,4 +250,52 @@ func ColGroupTiles(l *Launch) ir.Expr {
 
 func (colGroup) Grid(l *Launch) Grid {
 	return Grid{Blocks: capBlocks(ColGroupTiles(l)), Threads: l.Config["TX"] * l.Config["TY"]}
+}
+
+// tileColGroup is the column group on a tile target (Triton): a program
+// per outer point and BLOCK_N consecutive columns holds every reduced
+// point of its columns in one BLOCK_K x BLOCK_N tile (BLOCK_K covers the
+// reduced axis), loads the input once, reduces each let down the tile's
+// rows into a [1, BLOCK_N] value and stores the tile of outputs.
+type tileColGroup struct{}
+
+func (tileColGroup) Name() string            { return "col-group" }
+func (tileColGroup) Accepts(s *ir.Stmt) bool { return false } // only for groups that colGroupOK forms
+func (tileColGroup) Space() map[string][]int64 {
+	return map[string][]int64{"BLOCK_K": {8, 16, 32, 64, 128, 256, 512, 1024}, "BLOCK_N": {8, 16, 32, 64, 128, 256}, "num_warps": warpSpace}
+}
+
+// MaxTileColPoints is the longest reduced axis a tile column group takes:
+// a tile of 16 columns (64 bytes of f32 rows) of such points holds
+// MaxRowBlock elements.
+const MaxTileColPoints = MaxRowBlock / 16
+
+// Default: BLOCK_K the reduced points rounded up to a power of two; as
+// many columns as keep the tile within MaxRowBlock elements, up to 128
+// (and the columns rounded up to a power of two); a warp per 512 elements
+// of the tile.
+func (tileColGroup) Default(l *Launch) Config {
+	g := MatchColGroup(l)
+	n, _ := constExtent([]*ir.Index{g.K})
+	bk := max(8, nextPow2(n))
+	bn := min(int64(128), max(8, MaxRowBlock/bk))
+	if cols, ok := constExtent([]*ir.Index{g.C}); ok {
+		bn = min(bn, max(8, nextPow2(cols)))
+	}
+	return Config{"BLOCK_K": bk, "BLOCK_N": bn, "num_warps": min(16, max(1, bk*bn/512))}
+}
+
+// Check: the tile holds every reduced point.
+func (tileColGroup) Check(l *Launch) error {
+	n, ok := constExtent([]*ir.Index{MatchColGroup(l).K})
+	if !ok || n > l.Config["BLOCK_K"] {
+		return fmt.Errorf("BLOCK_K = %d must hold the %d reduced points", l.Config["BLOCK_K"], n)
+	}
+	return nil
+}
+
+func (tileColGroup) Grid(l *Launch) Grid {
+	g := MatchColGroup(l)
+	tiles := Simplify(mul(Extent(g.Outer), cdiv(Extent([]*ir.Index{g.C}), l.Config["BLOCK_N"])))
+	return Grid{Blocks: tiles, Threads: 32 * l.Config["num_warps"]}
 }

@@ -10,7 +10,8 @@ import (
 // TestColGroups: column reductions and the elementwise statement that
 // reads them at its own outer point and column become one col-group
 // launch in an instance's plan on CUDA (but not in a kernel's symbolic
-// plan, nor on Triton, which has no such template); a let read at another
+// plan), and on Triton where one program's tile holds the reduced axis
+// (1024 points, not 2048); a let read at another
 // column (the neighbour's maximum) or an output not indexed [outer...,
 // reduced, column] keeps its launches; the default configurations are
 // the measured ones (see colGroup.Default).
@@ -34,14 +35,16 @@ kernel rms_features<NB, F, H, W>(X: f32[NB, F, H, W]) -> (Y: f32[NB, F, H, W]) {
   Y[b, f, i, j] = X[b, f, i, j] / rms[b, i, j]
 }
 instance softmax_big = softmax_dim1<NB = 64, D = 1024, T = 256>
+instance softmax_long = softmax_dim1<NB = 64, D = 2048, T = 256>
 instance neighbour_big = neighbour<NB = 64, D = 1024, T = 256>
 instance transposed_big = transposed<NB = 64, D = 1024, T = 256>
 instance rms_big = rms_features<NB = 16, F = 64, H = 256, W = 256>
 `
 	prog, sm90 := checkOnSm90(t, "colgroups.kg", src)
 	want := map[string]string{
-		"softmax_big": "TX=4, TY=128, VEC=4",
-		"rms_big":     "TX=16, TY=8, VEC=4",
+		"softmax_big":  "TX=4, TY=128, VEC=4",
+		"softmax_long": "TX=2, TY=256, VEC=4",
+		"rms_big":      "TX=16, TY=8, VEC=4",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
@@ -62,12 +65,17 @@ instance rms_big = rms_features<NB = 16, F = 64, H = 256, W = 256>
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := prog.Instance("softmax_big")
 	for _, c := range []struct {
-		what string
-		lim  lower.Limits
-		sym  bool
-	}{{"triton:sm_90", triton.Limits(), false}, {"the symbolic plan", sm90, true}} {
+		inst, what string
+		lim        lower.Limits
+		sym        bool
+		want       string // the col-group's configuration, "" for none
+	}{
+		{"softmax_big", "triton:sm_90", triton.Limits(), false, "BLOCK_K=1024, BLOCK_N=16, num_warps=16"},
+		{"softmax_long", "triton:sm_90", triton.Limits(), false, ""},
+		{"softmax_big", "the symbolic plan", sm90, true, ""},
+	} {
+		in := prog.Instance(c.inst)
 		env := in.Env
 		if c.sym {
 			env = nil
@@ -76,10 +84,14 @@ instance rms_big = rms_features<NB = 16, F = 64, H = 256, W = 256>
 		if err != nil {
 			t.Fatal(err)
 		}
+		got := ""
 		for _, l := range p.Launches {
 			if l.Template.Name() == "col-group" {
-				t.Errorf("%s: a col-group launch", c.what)
+				got = l.Config.String()
 			}
+		}
+		if got != c.want {
+			t.Errorf("%s on %s: col-group(%s), want col-group(%s)", c.inst, c.what, got, c.want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ type group struct {
 // of column reductions and the elementwise statement that reads them
 // becomes one col-group launch (colGroupOK). Everything else is a launch
 // of its own.
-func groupRows(k *ir.Kernel, cols bool) []group {
+func groupRows(k *ir.Kernel, cols bool, lim Limits) []group {
 	var groups []group
 	stmts := k.Stmts
 	for i := 0; i < len(stmts); {
@@ -39,7 +39,7 @@ func groupRows(k *ir.Kernel, cols bool) []group {
 		}
 		if best < 0 && cols {
 			for j := i; j < len(stmts); j++ {
-				if colGroupOK(k, stmts[i:j], stmts[j]) {
+				if colGroupOK(k, stmts[i:j], stmts[j], lim) {
 					best = j
 				}
 				if stmts[j].Target.Kind != ir.Let || MatchColumns(stmts[j]) == nil {

@@ -178,8 +178,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 			groups = append(groups, group{final: s})
 		}
 	} else {
-		// Tile targets (Triton) have no col-group template.
-		groups = siblings(groupRows(k, env != nil && !lim.Tiles), lim)
+		groups = siblings(groupRows(k, env != nil, lim), lim)
 	}
 	fused := map[*ir.Tensor]bool{}
 	for _, g := range groups {
@@ -203,6 +202,8 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 			l.Template = tileGeneric
 		case reference:
 			l.Template = generic
+		case g.cols && lim.Tiles:
+			l.Template = tileColGroup{}
 		case g.cols:
 			l.Template = colGroup{}
 		case len(g.fused) > 0 && lim.Tiles:

@@ -25,6 +25,7 @@ var tileTemplates = []Template{
 	tileContraction{name: "igemm", match: func(s *ir.Stmt) *Contraction { return igemmContraction(MatchIGemm(s)) }},
 	tileRowReduce{},
 	tileColReduce{},
+	tileColGroup{},
 	tileTranspose{},
 	tilePointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }},
 	tileGeneric,

@@ -256,6 +256,8 @@ func (e *emitter) kernel(i int) {
 		e.rowReduce()
 	case "col-reduce":
 		e.colReduce()
+	case "col-group":
+		e.colGroup()
 	case "transpose":
 		e.transpose()
 	case "matmul", "igemm":

@@ -242,6 +242,54 @@ func (e *emitter) colReduce() {
 	e.store(s, "kg_nm")
 }
 
+// colGroup renders a column group (lower.MatchColGroup): a program per
+// outer point and BLOCK_N columns, every reduced point in the BLOCK_K
+// rows of one tile. The lets' reduced axes and the output's K are all the
+// tile's rows kg_k, their columns kg_n, so that each input element's load
+// has one text and is read once; each let reduces down the rows into a
+// [1, BLOCK_N] value, and the output is stored as the whole tile.
+func (e *emitter) colGroup() {
+	l := e.launch
+	g := lower.MatchColGroup(l)
+	o := len(g.Outer)
+	colsExt, n := lower.Extent([]*ir.Index{g.C}), lower.Extent([]*ir.Index{g.K})
+	for _, v := range []string{"kg_pid", "kg_ncb", "kg_n", "kg_nm", "kg_k", "kg_km"} {
+		e.used[v] = true
+	}
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_ncb = %s", e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: colsExt, Y: ir.IntConst(l.Config["BLOCK_N"] - 1)}, Y: ir.IntConst(l.Config["BLOCK_N"])}), ""))
+	e.decompose("kg_pid // kg_ncb", g.Outer, false)
+	e.line("kg_n = (kg_pid %% kg_ncb) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
+	e.line("kg_nm = kg_n < %s", e.paren(colsExt, ""))
+	e.line("kg_k = tl.arange(0, BLOCK_K)[:, None]")
+	e.line("kg_km = kg_k < %s", e.paren(n, ""))
+	e.bindRow([]*ir.Index{g.C}, "kg_n")
+	e.bindRow([]*ir.Index{g.K}, "kg_k")
+	e.cache = map[string]string{}
+	mask := "kg_km & kg_nm"
+	for _, m := range g.Lets {
+		for d := range o {
+			e.vars[m.Index[d]], e.lane[m.Index[d]] = e.vars[g.Outer[d]], false
+		}
+		e.vars[m.Index[o]], e.lane[m.Index[o]] = e.vars[g.C], true
+		r := ir.TopReductions(m.Value)[0]
+		e.vars[r.Axes[0]], e.lane[r.Axes[0]] = e.vars[g.K], true
+		e.shape = "[BLOCK_K, BLOCK_N]"
+		body := e.value(r.Body, mask)
+		red := e.temp("red")
+		e.line("%s = %s", red, reduce(r.Op, fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, typed(lower.Identity(r.Op, r.T))), 0, ", keep_dims=True"))
+		e.reduced[r] = red
+		e.shape = "[1, BLOCK_N]"
+		v := e.value(m.Value, "kg_nm")
+		delete(e.reduced, r)
+		reg := e.fresh("kg_" + m.Target.Name)
+		e.line("%s = %s", reg, v)
+		e.regs[m.Target] = reg
+	}
+	e.shape = "[BLOCK_K, BLOCK_N]"
+	e.store(g.Final, mask)
+}
+
 // transpose renders a transpose: a program per TILE x TILE tile of
 // (Q, P), Q down the tile's rows and P along them, so that the staged
 // load reads along its rows and the store writes along the output's; the

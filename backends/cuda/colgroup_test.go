@@ -48,7 +48,7 @@ instance norm_f16_odd = norm_f16<B = 2, D = 19, T = 10>
 			t.Fatalf("%s: %d launches, the first %s; want one col-group", p.Name, len(p.Launches), l.Template.Name())
 		}
 		if p.Name == "softmax_uncached" {
-			if _, err := lower.Override(p, lower.Config{"col-group.TY": 8}, sm80); err != nil {
+			if _, err := lower.Override(p, lower.Config{"col-group.TY": 8, "col-group.TX": 4}, sm80); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -380,8 +380,19 @@ func (e *emitter) rowLoop(indent, flat, n string, ix []*ir.Index) string {
 	} else {
 		e.printf("%s  const int64_t %s = %s + (int64_t)kg_j * %d;\n", indent, flat, e.rowTid, e.cacheThreads)
 	}
-	e.printf("%s  if (%s < %dL) {\n", indent, flat, e.cacheN)
+	e.printf("%s  %s{\n", indent, e.inRow(flat))
 	return indent + "    "
+}
+
+// inRow is the test, "if (flat < n) " with its space, that register
+// point flat of a cached row lies in the row; empty where every
+// register's point does (the row is a whole number of the threads'
+// chunks), so that each element costs no comparison.
+func (e *emitter) inRow(flat string) string {
+	if e.cacheN%(e.cacheThreads*e.cacheVec) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("if (%s < %dL) ", flat, e.cacheN)
 }
 
 // storeChunks writes the row's output elements of the cached row's
@@ -397,7 +408,7 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	e.printf("%s#pragma unroll\n", indent)
 	e.printf("%sfor (int kg_c = 0; kg_c < %d; ++kg_c) {\n", indent, e.cacheJ/v)
 	e.printf("%s  const int64_t kg_q0 = ((int64_t)kg_c * %d + %s) * %d;\n", indent, e.cacheThreads, e.rowTid, v)
-	e.printf("%s  if (kg_q0 < %dL) {\n", indent, e.cacheN)
+	e.printf("%s  %s{\n", indent, e.inRow("kg_q0"))
 	in := indent + "    "
 	e.decompose(in, "kg_q0", "kg_crest", s.Index[len(s.Index)-1:])
 	if e.loads == nil {

@@ -1,22 +1,21 @@
 // kg_block_reduce combines v across the block with op: butterfly shuffles
 // within each warp, then the warps' results through smem (32 slots) in
-// warp 0. Every thread of the block must call it, with blockDim.x a
+// every warp. Every thread of the block must call it, with blockDim.x a
 // multiple of 32; every thread gets the result. The order of combination
 // is fixed for a block size, so results repeat run to run.
 template <class T, class Op>
 __device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
-  __syncthreads();  // the previous call's readers of smem[0] are done
+  __syncthreads();  // the previous call's readers of smem are done
   if (lane == 0) smem[warp] = v;
   __syncthreads();
-  if (warp == 0) {
-    v = lane < warps ? smem[lane] : identity;
-    for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
-    if (lane == 0) smem[0] = v;
-  }
-  __syncthreads();
-  return smem[0];
+  // Every warp combines the warps' results itself, each the same way
+  // (the butterfly pairs the same values in every lane, and op commutes),
+  // rather than warp 0 for all through a third barrier.
+  v = lane < warps ? smem[lane] : identity;
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
 }
 
 // kg_cluster_reduce combines v across the C blocks of a thread block
@@ -56,12 +55,14 @@ __device__ __forceinline__ T kg_cluster_load(const T* p, unsigned rank) {
 }
 template <int C, class T, class Op>
 __device__ __forceinline__ T kg_cluster_reduce(T v, T identity, Op op, T* smem) {
-  kg_block_reduce(v, identity, op, smem);  // the block's result in smem[0]
-  kg_cluster_sync();                       // every block's smem[0] is written
-  T r = kg_cluster_load(smem, 0);
+  __shared__ T kg_total;  // the block's result, which the cluster's blocks read
+  const T b = kg_block_reduce(v, identity, op, smem);
+  if (threadIdx.x == 0) kg_total = b;
+  kg_cluster_sync();  // every block's total is written
+  T r = kg_cluster_load(&kg_total, 0);
 #pragma unroll
-  for (int q = 1; q < C; ++q) r = op(r, kg_cluster_load(smem, q));
-  kg_cluster_sync();  // every block has read before smem[0] is written again
+  for (int q = 1; q < C; ++q) r = op(r, kg_cluster_load(&kg_total, q));
+  kg_cluster_sync();  // every block has read before its total is written again
   return r;
 }
 #endif

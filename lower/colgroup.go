@@ -153,7 +153,7 @@ func ColGroupCache(l *Launch) int64 {
 	return p
 }
 
-// Default: VEC for 16 bytes of the widest input (fewer where the columns
+// Default: VEC for 8 bytes of the widest input (fewer where the columns
 // are a known count it does not divide); TY the fewest rows of threads
 // (at least 8) that keep a thread's points within MaxCached registers, so
 // that each thread has as many loads in flight as it can hold; TX as wide
@@ -161,10 +161,12 @@ func ColGroupCache(l *Launch) int64 {
 // within the columns. Measured on the H100
 // (testsuite/results/2026-11-26-h100-s12-colgroup/sweep-colgroup.txt):
 // the RMS norm over the 64 features of 16 x 64 x 256 x 256 f32 took 229
-// us with strips of 64 bytes and 8 rows of threads (TX=4, TY=64), 187
-// (96% of the copy bandwidth) with this default's TX=16, TY=8; softmax
+// us with strips of 64 bytes and 64 rows of threads (TX=4, TY=64), 187
+// (96% of the copy bandwidth) with 16-byte vectors, TX=16, TY=8; softmax
 // over the middle axis of 64 x 1024 x 256 f32, 70.7 us with TX=2, TY=128,
-// 60.3 with this default's TX=4 (57.4 with VEC=2, TX=8, TY=64).
+// 60.3 with TX=4 and 16-byte vectors, 57.4 with this default's 8-byte
+// ones (VEC=2, TX=8, TY=64; sweep-misc12.txt), which took the norm from
+// 186.8 to 185.9 us (TX=32, TY=8; transpose-vec/).
 func (colGroup) Default(l *Launch) Config {
 	g := MatchColGroup(l)
 	size := int64(l.Stmt.Target.DType.Size())
@@ -176,7 +178,7 @@ func (colGroup) Default(l *Launch) Config {
 			return true
 		})
 	}
-	vec := min(8, max(1, 16/size))
+	vec := min(8, max(1, 8/size))
 	cols, colsKnown := constExtent([]*ir.Index{g.C})
 	if colsKnown {
 		for vec > 1 && cols%vec != 0 {

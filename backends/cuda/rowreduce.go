@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -61,6 +62,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.rowTid, e.rowThreads = "kg_gt", strconv.FormatInt(e.group, 10)
 	}
 	rows := final.Index[:l.RowDims]
+	e.rowIndex = rows
 	cached := e.rowCache(l, stmts)
 	staged := !cached && e.rowStage(l)
 	if staged {
@@ -151,10 +153,11 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.stageStore(ind, final)
 	} else if len(final.Index) > l.RowDims {
 		e.printf("%sconst int64_t kg_cols = %s;\n", ind, e.expr(lower.Cols(l)))
-		in := e.rowLoop(ind, "kg_q", "kg_cols", final.Index[l.RowDims:])
-		e.decompose(in, "kg_q", "kg_crest", final.Index[l.RowDims:])
-		e.store(in, final)
-		e.closeRowLoop(ind)
+		cols := final.Index[l.RowDims:]
+		e.rowPass(ind, "kg_q", "kg_cols", cols, final.Value, func(in string) {
+			e.decompose(in, "kg_q", "kg_crest", cols)
+			e.store(in, final)
+		})
 	} else {
 		e.blockReductions("    ", final.Value)
 		first := e.rowTid + " == 0"
@@ -359,6 +362,153 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	e.printf("%s}\n", indent)
 }
 
+// rowPass emits a loop of the row's threads over the n points of a row
+// (flat, the indices ix), its body written by emit at the indentation it
+// is given. Where the row is neither cached nor staged and it reads
+// inputs along the row (rowVectorLoads), a second loop comes first, for
+// rows whose points are whole chunks of 16 bytes starting aligned
+// (checked for each row): each thread loads chunks of those inputs with
+// one vector load each, UNROLL 4, and runs the body on the chunk's
+// points. A long row that no block keeps (layer norm statistics over
+// millions of elements, or any row of a size known only at run time) then
+// has four times the bytes in flight.
+func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr, emit func(in string)) {
+	loads, v := e.rowVectorLoads(ix, reads)
+	if v < 2 {
+		in := e.rowLoop(indent, flat, n, ix)
+		emit(in)
+		e.closeRowLoop(indent)
+		return
+	}
+	e.printf("%s{\n", indent)
+	in := indent + "  "
+	conds := []string{fmt.Sprintf("%s %% %d == 0", n, v)}
+	zero := map[*ir.Index]ir.Expr{ix[0]: ir.IntConst(0)}
+	for i, ld := range loads {
+		var at []ir.Expr
+		for _, x := range ld.Index {
+			at = append(at, lower.Simplify(ir.Substitute(x, zero)))
+		}
+		ct := e.cType(ld.Tensor.DType)
+		e.printf("%sconst %s* const kg_vp%d = %s + %s;  // the row of %s\n", in, ct, i, name(ld.Tensor.Name), e.linear(at, ld.Tensor.Shape), ld.Tensor.Name)
+		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_vp%d %% %d == 0", i, v*int64(ld.Tensor.DType.Size())))
+	}
+	e.printf("%sif (%s) {\n", in, strings.Join(conds, " && "))
+	e.printf("%s  #pragma unroll 4\n", in)
+	e.printf("%s  for (int64_t kg_vc = %s; kg_vc < %s / %d; kg_vc += %s) {\n", in, e.rowTid, n, v, e.rowThreads)
+	if e.loads == nil {
+		e.loads = map[*ir.Load]string{}
+	}
+	var aliased []*ir.Load
+	for i, ld := range loads {
+		ct := e.cType(ld.Tensor.DType)
+		e.printf("%s    const KgVec<%s, %d> kg_vl%d = *(const KgVec<%s, %d>*)(kg_vp%d + kg_vc * %d);\n", in, ct, v, i, ct, v, i, v)
+		ir.Walk(reads, func(x ir.Expr) bool {
+			if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
+				e.loads[other] = fmt.Sprintf("kg_vl%d.v[kg_e]", i)
+				aliased = append(aliased, other)
+			}
+			return true
+		})
+	}
+	e.printf("%s    #pragma unroll\n", in)
+	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
+	e.printf("%s      const int64_t %s = kg_vc * %d + kg_e;\n", in, flat, v)
+	emit(in + "      ")
+	for _, ld := range aliased {
+		delete(e.loads, ld)
+	}
+	e.printf("%s    }\n", in)
+	e.printf("%s  }\n", in)
+	e.printf("%s} else {\n", in)
+	body := e.rowLoop(in+"  ", flat, n, ix)
+	emit(body)
+	e.closeRowLoop(in + "  ")
+	e.printf("%s}\n", in)
+	e.printf("%s}\n", indent)
+}
+
+// rowVectorLoads lists the loads of reads that a row pass over the single
+// index ix can make vector loads, each element once, and the chunk's
+// elements (16 bytes of the widest, at most 8; 1 for none): inputs read
+// whenever reads is evaluated (not under ?:, && or ||, nor with a
+// default), their last index ix plus terms without it, their other
+// indices the row's, and no index that reads memory. Rows that are cached
+// or staged read their registers or shared memory instead.
+func (e *emitter) rowVectorLoads(ix []*ir.Index, reads ir.Expr) ([]*ir.Load, int64) {
+	if len(ix) != 1 || e.cache != nil || e.stage != nil {
+		return nil, 1
+	}
+	x := ix[0]
+	var out []*ir.Load
+	size := int64(0)
+	for _, ld := range evaluatedLoads(reads) {
+		if ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 || gathersAny(ld) || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
+			continue
+		}
+		last := len(ld.Index) - 1
+		if !unitStepIn(ld.Index[last], x) || !e.onlyRowAnd(ld.Index[last], x) {
+			continue
+		}
+		ok := true
+		for _, i := range ld.Index[:last] {
+			ok = ok && !lower.Mentions(i, x) && e.onlyRowAnd(i, nil)
+		}
+		if ok {
+			out = append(out, ld)
+			size = max(size, int64(ld.Tensor.DType.Size()))
+		}
+	}
+	if len(out) == 0 {
+		return nil, 1
+	}
+	return out, min(8, max(1, 16/size))
+}
+
+// unitStepIn reports whether e is ix, or ix plus terms without it.
+func unitStepIn(e ir.Expr, ix *ir.Index) bool {
+	if ref, ok := e.(*ir.IndexRef); ok {
+		return ref.Index == ix
+	}
+	b, ok := e.(*ir.Binary)
+	if !ok || b.Op != ir.Add {
+		return false
+	}
+	switch {
+	case !lower.Mentions(b.X, ix):
+		return unitStepIn(b.Y, ix)
+	case !lower.Mentions(b.Y, ix):
+		return unitStepIn(b.X, ix)
+	}
+	return false
+}
+
+// onlyRowAnd reports whether every index x refers to is one of the row's
+// indices or also (which may be nil): values in scope when a row starts.
+func (e *emitter) onlyRowAnd(x ir.Expr, also *ir.Index) bool {
+	ok := true
+	ir.Walk(x, func(n ir.Expr) bool {
+		if ref, isRef := n.(*ir.IndexRef); isRef && ref.Index != also && !slices.Contains(e.rowIndex, ref.Index) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}
+
+// gathersAny reports whether one of ld's indices reads memory.
+func gathersAny(ld *ir.Load) bool {
+	found := false
+	for _, ix := range ld.Index {
+		ir.Walk(ix, func(x ir.Expr) bool {
+			_, isLoad := x.(*ir.Load)
+			found = found || isLoad
+			return !found
+		})
+	}
+	return found
+}
+
 // rowLoop opens a loop of the block's threads over n points of a row: a
 // grid-stride loop, or with the row cached, the unrolled loop over the
 // thread's cached elements (flat is the point, kg_j the register). It
@@ -491,10 +641,10 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 		e.printf("%s%s %s;\n", indent, t, reg)
 		e.printf("%s{\n", indent)
 		e.printf("%s  %s kg_part = %s;\n", indent, t, identity(r.Op, r.T))
-		in := e.rowLoop(indent+"  ", "kg_k", e.expr(n), r.Axes)
-		e.decompose(in, "kg_k", "kg_krest", r.Axes)
-		e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
-		e.closeRowLoop(indent + "  ")
+		e.rowPass(indent+"  ", "kg_k", e.paren(n), r.Axes, r.Body, func(in string) {
+			e.decompose(in, "kg_k", "kg_krest", r.Axes)
+			e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
+		})
 		switch {
 		case e.group > 0:
 			e.printf("%s  %s = kg_group_reduce<%d, %s>(kg_part, [](%s a, %s b) { return %s; });\n",

@@ -169,15 +169,7 @@ func ColGroupCache(l *Launch) int64 {
 // 186.8 to 185.9 us (TX=32, TY=8; transpose-vec/).
 func (colGroup) Default(l *Launch) Config {
 	g := MatchColGroup(l)
-	size := int64(l.Stmt.Target.DType.Size())
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input {
-				size = max(size, int64(ld.Tensor.DType.Size()))
-			}
-			return true
-		})
-	}
+	size := widestElement(l)
 	vec := min(8, max(1, 8/size))
 	cols, colsKnown := constExtent([]*ir.Index{g.C})
 	if colsKnown {

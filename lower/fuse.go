@@ -203,7 +203,7 @@ func rowWise(s *ir.Stmt) bool {
 			}
 			// A gather (an index read from memory) is not contiguous in
 			// any template; a block still shares its row's reduction.
-			if !unitStep(l.Index[len(l.Index)-1], last) && !gathers(l) {
+			if !UnitStep(l.Index[len(l.Index)-1], last) && !Gathers(l) {
 				contiguous = false
 			}
 			return true
@@ -221,8 +221,8 @@ func rowWise(s *ir.Stmt) bool {
 	return true
 }
 
-// gathers reports whether one of l's indices reads memory.
-func gathers(l *ir.Load) bool {
+// Gathers reports whether one of l's indices reads memory.
+func Gathers(l *ir.Load) bool {
 	found := false
 	for _, ix := range l.Index {
 		ir.Walk(ix, func(e ir.Expr) bool {
@@ -242,10 +242,10 @@ func mentions(l *ir.Load, ix *ir.Index) bool {
 	return slices.ContainsFunc(l.Index, func(e ir.Expr) bool { return Mentions(e, ix) })
 }
 
-// unitStep reports whether the index expression e steps by one element
+// UnitStep reports whether the index expression e steps by one element
 // with ix: ix itself, or ix plus terms without it (a split row's chunk *
 // CH + i).
-func unitStep(e ir.Expr, ix *ir.Index) bool {
+func UnitStep(e ir.Expr, ix *ir.Index) bool {
 	if ref, ok := e.(*ir.IndexRef); ok {
 		return ref.Index == ix
 	}
@@ -255,9 +255,9 @@ func unitStep(e ir.Expr, ix *ir.Index) bool {
 	}
 	switch {
 	case !Mentions(b.X, ix):
-		return unitStep(b.Y, ix)
+		return UnitStep(b.Y, ix)
 	case !Mentions(b.Y, ix):
-		return unitStep(b.X, ix)
+		return UnitStep(b.X, ix)
 	}
 	return false
 }
@@ -657,6 +657,12 @@ func manyRows(l *Launch, perBlock int64) bool {
 // rmsnorm of the same shape 60.96 -> 54.53, sum_rows of 4096 x 4096 f32
 // 34.85 -> 33.38, logsumexp 38.27 -> 35.46.
 func rowVecDefault(l *Launch) int64 {
+	return min(8, max(1, 16/widestElement(l))) // 8 at most: VEC's space
+}
+
+// widestElement is the size in bytes of the widest element a launch
+// stores or reads from an input.
+func widestElement(l *Launch) int64 {
 	size := int64(l.Stmt.Target.DType.Size())
 	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
@@ -666,7 +672,7 @@ func rowVecDefault(l *Launch) int64 {
 			return true
 		})
 	}
-	return min(8, max(1, 16/size)) // 8 at most: VEC's space
+	return size
 }
 
 // Grid is a block per row (per BLOCK_ROWS rows), or with prefetching,

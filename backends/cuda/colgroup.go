@@ -84,8 +84,7 @@ func (e *emitter) colGroup(l *lower.Launch) {
 		}
 		note(g.Final, g.K)
 	}
-	vector := vec > 1
-	if vector {
+	if vec > 1 {
 		conds := []string{fmt.Sprintf("kg_cols %% %d == 0", vec)}
 		if lo, ok := g.C.Lo.(*ir.Const); !ok || lo.I != 0 {
 			conds = append(conds, fmt.Sprintf("%s %% %d == 0", e.paren(g.C.Lo), vec))
@@ -129,6 +128,27 @@ func (e *emitter) colGroup(l *lower.Launch) {
 		e.printf("%s  }\n", indent)
 		e.printf("%s}\n", indent)
 	}
+	// move moves the thread's VEC columns at a point: whole, with
+	// vector (a statement of the column kg_qt) where kg_vec holds, else
+	// each column inside the output with elem (of column kg_qt + kg_v).
+	move := func(indent, vector, elem string) {
+		if vec > 1 {
+			e.printf("%sif (kg_vec) {\n", indent)
+			col(indent+"  ", "kg_qt")
+			e.printf("%s  %s\n", indent, vector)
+			e.printf("%s} else {\n", indent)
+		} else {
+			e.printf("%s{\n", indent)
+		}
+		e.printf("%s  #pragma unroll\n", indent)
+		e.printf("%s  for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", indent, vec)
+		e.printf("%s    if (kg_qt + kg_v < kg_cols) {\n", indent)
+		col(indent+"      ", "kg_qt + kg_v")
+		e.printf("%s      %s\n", indent, elem)
+		e.printf("%s    }\n", indent)
+		e.printf("%s  }\n", indent)
+		e.printf("%s}\n", indent)
+	}
 	for _, t := range cached {
 		ct := e.cType(t.DType)
 		e.printf("    KgVec<%s, %d> kg_c_%s[%d];\n", ct, vec, t.Name, p)
@@ -137,23 +157,10 @@ func (e *emitter) colGroup(l *lower.Launch) {
 		e.printf("    if (kg_qt < kg_cols) {\n")
 		in := points("      ", g.K)
 		for _, t := range cached {
-			ct := e.cType(t.DType)
-			if vector {
-				e.printf("%sif (kg_vec) {\n", in)
-				col(in+"  ", "kg_qt")
-				e.printf("%s  kg_c_%s[kg_p] = *(const KgVec<%s, %d>*)(%s + %s);\n", in, t.Name, ct, vec, name(t.Name), e.linear(point(g.K), t.Shape))
-				e.printf("%s} else {\n", in)
-			} else {
-				e.printf("%s{\n", in)
-			}
-			e.printf("%s  #pragma unroll\n", in)
-			e.printf("%s  for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", in, vec)
-			e.printf("%s    if (kg_qt + kg_v < kg_cols) {\n", in)
-			col(in+"      ", "kg_qt + kg_v")
-			e.printf("%s      kg_c_%s[kg_p].v[kg_v] = %s[%s];\n", in, t.Name, name(t.Name), e.linear(point(g.K), t.Shape))
-			e.printf("%s    }\n", in)
-			e.printf("%s  }\n", in)
-			e.printf("%s}\n", in)
+			ct, at := e.cType(t.DType), e.linear(point(g.K), t.Shape)
+			move(in,
+				fmt.Sprintf("kg_c_%s[kg_p] = *(const KgVec<%s, %d>*)(%s + %s);", t.Name, ct, vec, name(t.Name), at),
+				fmt.Sprintf("kg_c_%s[kg_p].v[kg_v] = %s[%s];", t.Name, name(t.Name), at))
 		}
 		closePoints("      ")
 		e.printf("    }\n")
@@ -204,22 +211,10 @@ func (e *emitter) colGroup(l *lower.Launch) {
 	e.printf("%s    kg_vy.v[kg_v] = %s;\n", in, e.expr(g.Final.Value))
 	e.printf("%s  }\n", in)
 	e.printf("%s}\n", in)
-	if vector {
-		e.printf("%sif (kg_vec) {\n", in)
-		col(in+"  ", "kg_qt")
-		e.printf("%s  *(KgVec<%s, %d>*)(%s + %s) = kg_vy;\n", in, out, vec, name(g.Final.Target.Name), e.linear(point(g.K), g.Final.Target.Shape))
-		e.printf("%s} else {\n", in)
-	} else {
-		e.printf("%s{\n", in)
-	}
-	e.printf("%s  #pragma unroll\n", in)
-	e.printf("%s  for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", in, vec)
-	e.printf("%s    if (kg_qt + kg_v < kg_cols) {\n", in)
-	col(in+"      ", "kg_qt + kg_v")
-	e.printf("%s      %s[%s] = kg_vy.v[kg_v];\n", in, name(g.Final.Target.Name), e.linear(point(g.K), g.Final.Target.Shape))
-	e.printf("%s    }\n", in)
-	e.printf("%s  }\n", in)
-	e.printf("%s}\n", in)
+	y, at := name(g.Final.Target.Name), e.linear(point(g.K), g.Final.Target.Shape)
+	move(in,
+		fmt.Sprintf("*(KgVec<%s, %d>*)(%s + %s) = kg_vy;", out, vec, y, at),
+		fmt.Sprintf("%s[%s] = kg_vy.v[kg_v];", y, at))
 	closePoints("      ")
 	e.printf("    }\n")
 	e.printf("  }\n")

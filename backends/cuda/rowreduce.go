@@ -443,11 +443,11 @@ func (e *emitter) rowVectorLoads(ix []*ir.Index, reads ir.Expr) ([]*ir.Load, int
 	var out []*ir.Load
 	size := int64(0)
 	for _, ld := range evaluatedLoads(reads) {
-		if ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 || gathersAny(ld) || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
+		if ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 || lower.Gathers(ld) || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
 			continue
 		}
 		last := len(ld.Index) - 1
-		if !unitStepIn(ld.Index[last], x) || !e.onlyRowAnd(ld.Index[last], x) {
+		if !lower.UnitStep(ld.Index[last], x) || !e.onlyRowAnd(ld.Index[last], x) {
 			continue
 		}
 		ok := true
@@ -465,24 +465,6 @@ func (e *emitter) rowVectorLoads(ix []*ir.Index, reads ir.Expr) ([]*ir.Load, int
 	return out, min(8, max(1, 16/size))
 }
 
-// unitStepIn reports whether e is ix, or ix plus terms without it.
-func unitStepIn(e ir.Expr, ix *ir.Index) bool {
-	if ref, ok := e.(*ir.IndexRef); ok {
-		return ref.Index == ix
-	}
-	b, ok := e.(*ir.Binary)
-	if !ok || b.Op != ir.Add {
-		return false
-	}
-	switch {
-	case !lower.Mentions(b.X, ix):
-		return unitStepIn(b.Y, ix)
-	case !lower.Mentions(b.Y, ix):
-		return unitStepIn(b.X, ix)
-	}
-	return false
-}
-
 // onlyRowAnd reports whether every index x refers to is one of the row's
 // indices or also (which may be nil): values in scope when a row starts.
 func (e *emitter) onlyRowAnd(x ir.Expr, also *ir.Index) bool {
@@ -494,19 +476,6 @@ func (e *emitter) onlyRowAnd(x ir.Expr, also *ir.Index) bool {
 		return ok
 	})
 	return ok
-}
-
-// gathersAny reports whether one of ld's indices reads memory.
-func gathersAny(ld *ir.Load) bool {
-	found := false
-	for _, ix := range ld.Index {
-		ir.Walk(ix, func(x ir.Expr) bool {
-			_, isLoad := x.(*ir.Load)
-			found = found || isLoad
-			return !found
-		})
-	}
-	return found
 }
 
 // rowLoop opens a loop of the block's threads over n points of a row: a

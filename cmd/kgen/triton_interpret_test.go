@@ -66,39 +66,21 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 
 // TestTritonColGroupsInterpreted runs column groups (softmax and norms
 // over an outer axis, one col-group program per strip of columns; see
-// lower/colgroup.go) in Triton's interpreter: columns that are no whole
-// block (13, 6, 10 and a collapsed 3 x 7), reduced axes shorter than
-// BLOCK_K, f16 data with f32 statistics and a weight along the columns.
-// Each instance must plan into one col-group launch (kgen ir).
+// lower/colgroup.go) in Triton's interpreter: backends/cuda's
+// testdata/colgroups.kg, columns that are no whole block, reduced axes
+// shorter than BLOCK_K, f16 data with f32 statistics and a weight along
+// the columns. Each instance must plan into one col-group launch (kgen
+// ir).
 func TestTritonColGroupsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
-	spec := writeFile(t, t.TempDir(), "colgroups.kg", `
-kernel softmax_dim1<NB, D, T>(X: f32[NB, D, T]) -> (Y: f32[NB, D, T]) {
-  let mx[b, t] = max[d](X[b, d, t])
-  let den[b, t] = sum[d](exp(X[b, d, t] - mx[b, t]))
-  Y[b, d, t] = exp(X[b, d, t] - mx[b, t]) / den[b, t]
-}
-kernel rms_features<NB, F, H, W>(X: f32[NB, F, H, W]) -> (Y: f32[NB, F, H, W]) {
-  let rms[b, i, j] = sqrt(sum[f](X[b, f, i, j] * X[b, f, i, j]) / F + 1e-5)
-  Y[b, f, i, j] = X[b, f, i, j] / rms[b, i, j]
-}
-kernel norm_f16<B, D, T>(X: f16[B, D, T], g: f32[T]) -> (Y: f16[B, D, T]) {
-  let mu[b, t] = sum[d](f32(X[b, d, t])) / D
-  let var[b, t] = sum[d]((f32(X[b, d, t]) - mu[b, t]) * (f32(X[b, d, t]) - mu[b, t])) / D
-  Y[b, d, t] = f16((f32(X[b, d, t]) - mu[b, t]) * rsqrt(var[b, t] + 1e-5) * g[t])
-}
-instance softmax_odd = softmax_dim1<NB = 3, D = 37, T = 13>
-instance softmax_long = softmax_dim1<NB = 2, D = 300, T = 6>
-instance rms_odd = rms_features<NB = 2, F = 5, H = 3, W = 7>
-instance norm_f16_odd = norm_f16<B = 2, D = 19, T = 10>
-`)
+	spec := "../../backends/cuda/testdata/colgroups.kg"
 	code, out, errText := kgen(t, "ir", "--after", "lower", "--target", "triton:sm_90", spec)
-	if code != 0 || strings.Count(out, ": col-group(") != 4 {
-		t.Fatalf("exit %d: want the 4 instances in col-group launches:\n%s\n%s", code, out, errText)
+	if code != 0 || strings.Count(out, ": col-group(") != 5 {
+		t.Fatalf("exit %d: want the 5 instances in col-group launches:\n%s\n%s", code, out, errText)
 	}
 	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", spec)
 	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
-	if code != 0 || !strings.HasPrefix(summary, "10 plans: 10 passed") {
+	if code != 0 || !strings.HasPrefix(summary, "11 plans: 11 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
 }

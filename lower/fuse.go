@@ -303,16 +303,14 @@ func (rowReduce) Space() map[string][]int64 {
 }
 
 // Check: rows shared by groups of threads (BLOCK_ROWS > 1) take groups
-// of 2 to 32 threads, neither prefetched nor shared by clusters.
+// of 2 to 32 threads, neither prefetched nor shared by clusters; a staged
+// row (STAGE=1) takes one block, not prefetched. Rows of a length known
+// only at run time (a kernel's symbolic plan), or that no input is read
+// along, stage nothing, as they keep nothing in registers (VEC and
+// PREFETCH are then moot too).
 func (rowReduce) Check(l *Launch) error {
-	if l.Config["STAGE"] == 1 {
-		switch {
-		case l.Config["CLUSTER"] > 1 || RowsPerBlock(l) > 1 || l.Config["PREFETCH"] != 0:
-			return fmt.Errorf("a row staged in shared memory takes one block: CLUSTER and BLOCK_ROWS 1, PREFETCH 0")
-		}
-		// Rows of a length known only at run time (a kernel's symbolic
-		// plan), or that no input is read along, stage nothing, as they
-		// keep nothing in registers (VEC and PREFETCH are then moot too).
+	if l.Config["STAGE"] == 1 && (l.Config["CLUSTER"] > 1 || RowsPerBlock(l) > 1 || l.Config["PREFETCH"] != 0) {
+		return fmt.Errorf("a row staged in shared memory takes one block: CLUSTER and BLOCK_ROWS 1, PREFETCH 0")
 	}
 	r := RowsPerBlock(l)
 	if r == 1 {

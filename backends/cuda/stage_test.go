@@ -69,3 +69,31 @@ instance two_odd = two_inputs<R = 5, D = 45>
 	}
 	emulatePlans(t, plans, nil)
 }
+
+// TestStageChecks: STAGE=1 with clusters, groups of rows or prefetching
+// is refused with the reason; on a kernel's symbolic plan (a row length
+// known only at run time) it stages nothing and the rows are read from
+// memory, as without it.
+func TestStageChecks(t *testing.T) {
+	const spec = `
+kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  Y[r, d] = exp(X[r, d] - mx[r])
+}
+instance wide = softmax<R = 4, D = 1000>
+`
+	for _, p := range plansFor(t, "stage.kg", spec, sm80) {
+		if p.Env == nil {
+			if _, err := lower.Override(p, lower.Config{"STAGE": 1, "PREFETCH": 0}, sm80); err != nil {
+				t.Fatalf("symbolic plan: %v", err)
+			}
+			if l := p.Launches[0]; lower.RowStageSmem(l) != 0 || l.Grid().Smem != 0 || strings.Contains(Emit([]*lower.Plan{p}), "kg_s_X") {
+				t.Errorf("the symbolic plan stages its rows")
+			}
+			continue
+		}
+		for _, c := range []lower.Config{{"STAGE": 1, "CLUSTER": 2}, {"STAGE": 1, "PREFETCH": 1}, {"STAGE": 1, "BLOCK_ROWS": 2, "THREADS": 64}} {
+			wantOverride(t, p, c, sm80, "a row staged in shared memory takes one block")
+		}
+	}
+}

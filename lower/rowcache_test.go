@@ -1,6 +1,7 @@
 package lower_test
 
 import (
+	"strings"
 	"testing"
 
 	"kgen.dev/kgen/frontend"
@@ -233,5 +234,38 @@ instance empty = rowsum<R = 40000, D = 0>
 		if got := l.Config.String(); got != want[in.Name] {
 			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
 		}
+	}
+}
+
+// TestRowInputsOfMembers: the inputs a row-reduce launch keeps in
+// registers include those that only its fused lets read along the row (a
+// cosine loss's norms read X and Y, its output neither), and leave out
+// what is read elsewhere than along the row (w[r]).
+func TestRowInputsOfMembers(t *testing.T) {
+	src := `
+kernel cosine<NB, D>(X: f32[NB, D], Y: f32[NB, D], w: f32[NB]) -> (L: f32[NB]) {
+  let nx[b] = sqrt(sum[d](X[b, d] * X[b, d]))
+  let ny[b] = sqrt(sum[d](Y[b, d] * Y[b, d]))
+  L[b] = w[b] - nx[b] * ny[b]
+}
+instance cosine_kb = cosine<NB = 128, D = 4096>
+`
+	prog, sm90 := checkOnSm90(t, "cosine.kg", src)
+	in := prog.Instance("cosine_kb")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Launches[len(p.Launches)-1]
+	_, loops, ok := lower.RowCache(l)
+	if !ok {
+		t.Fatalf("%s (%s): rows not cached", l.Name, l.Config)
+	}
+	var got []string
+	for _, x := range lower.RowInputs(l, loops) {
+		got = append(got, x.Name)
+	}
+	if strings.Join(got, " ") != "X Y" {
+		t.Errorf("%s: kept rows of %v, want [X Y]", l.Name, got)
 	}
 }

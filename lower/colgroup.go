@@ -199,10 +199,9 @@ func (colGroup) Default(l *Launch) Config {
 // per accumulation type, ColParts rows of the strip's columns.
 func ColGroupSmem(l *Launch) int64 {
 	c := l.Config
-	parts := c["TY"] / max(1, l.Target.Warp()/c["TX"])
 	total := int64(0)
 	for _, t := range ColGroupAccTypes(l) {
-		total += parts * c["TX"] * c["VEC"] * int64(t.Size())
+		total += ColParts(l) * c["TX"] * c["VEC"] * int64(t.Size())
 	}
 	return total
 }
@@ -223,23 +222,13 @@ func ColGroupAccTypes(l *Launch) []ir.DType {
 
 // Check: whole warps, and the combines' partial results within the
 // static shared memory a block may declare.
-func (colGroup) Check(l *Launch) error {
-	c := l.Config
-	if threads := c["TX"] * c["TY"]; threads%l.Target.Warp() != 0 {
-		return fmt.Errorf("TX x TY = %d threads is not a whole number of warps (of %d threads)", threads, l.Target.Warp())
-	}
-	if smem := ColGroupSmem(l); smem > MaxStaticSmem {
-		return fmt.Errorf("the partial results take %d bytes of shared memory; at most %d", smem, MaxStaticSmem)
-	}
-	return nil
-}
+func (colGroup) Check(l *Launch) error { return checkCombine(l, ColGroupSmem(l)) }
 
 // ColGroupTiles is the number of tiles of a column group: strips of
 // TX*VEC columns at every outer point.
 func ColGroupTiles(l *Launch) ir.Expr {
 	g := MatchColGroup(l)
-	width := l.Config["TX"] * l.Config["VEC"]
-	return Simplify(mul(Extent(g.Outer), cdiv(Extent([]*ir.Index{g.C}), width)))
+	return stripTiles(g.Outer, g.C, l.Config["TX"]*l.Config["VEC"])
 }
 
 func (colGroup) Grid(l *Launch) Grid {
@@ -295,6 +284,5 @@ func (tileColGroup) Check(l *Launch) error {
 
 func (tileColGroup) Grid(l *Launch) Grid {
 	g := MatchColGroup(l)
-	tiles := Simplify(mul(Extent(g.Outer), cdiv(Extent([]*ir.Index{g.C}), l.Config["BLOCK_N"])))
-	return Grid{Blocks: tiles, Threads: 32 * l.Config["num_warps"]}
+	return Grid{Blocks: stripTiles(g.Outer, g.C, l.Config["BLOCK_N"]), Threads: 32 * l.Config["num_warps"]}
 }

@@ -183,12 +183,17 @@ func ColSmem(l *Launch) int64 {
 
 // Check holds the constraints of the combine: whole warps, and the
 // partial results within the static shared memory a block may declare.
-func (colReduce) Check(l *Launch) error {
+func (colReduce) Check(l *Launch) error { return checkCombine(l, ColSmem(l)) }
+
+// checkCombine holds the constraints of kg_col_combine (col-reduce's and
+// col-group's): TX x TY whole warps, and the partial results (smem bytes)
+// within the static shared memory a block may declare.
+func checkCombine(l *Launch, smem int64) error {
 	c := l.Config
 	if threads := c["TX"] * c["TY"]; threads%l.Target.Warp() != 0 {
 		return fmt.Errorf("TX x TY = %d threads is not a whole number of warps (of %d threads)", threads, l.Target.Warp())
 	}
-	if smem := ColSmem(l); smem > MaxStaticSmem {
+	if smem > MaxStaticSmem {
 		return fmt.Errorf("the partial results take %d bytes of shared memory; at most %d", smem, MaxStaticSmem)
 	}
 	return nil
@@ -198,8 +203,13 @@ func (colReduce) Check(l *Launch) error {
 // TX*VEC columns at every point of the outer indices.
 func ColTiles(l *Launch) ir.Expr {
 	m := MatchColumns(l.Stmt)
-	width := l.Config["TX"] * l.Config["VEC"]
-	return Simplify(mul(Extent(m.Outer), cdiv(Extent([]*ir.Index{m.C}), width)))
+	return stripTiles(m.Outer, m.C, l.Config["TX"]*l.Config["VEC"])
+}
+
+// stripTiles is the number of strips of width consecutive columns (the
+// index c) at every point of the outer indices.
+func stripTiles(outer []*ir.Index, c *ir.Index, width int64) ir.Expr {
+	return Simplify(mul(Extent(outer), cdiv(Extent([]*ir.Index{c}), width)))
 }
 
 func (colReduce) Grid(l *Launch) Grid {

@@ -37,10 +37,8 @@ func (e *emitter) colGroup(l *lower.Launch) {
 	for _, s := range g.Lets {
 		lets = append(lets, &ir.Stmt{Target: s.Target, Index: s.Index, Value: ir.Substitute(s.Value, aliases)})
 	}
-	warp := l.Target.Warp()
-	parts := ty / max(1, warp/tx)
 	for _, t := range lower.ColGroupAccTypes(l) {
-		e.printf("  __shared__ %s kg_part_%s[%d];\n", e.cType(t), t, parts*width)
+		e.printf("  __shared__ %s kg_part_%s[%d];\n", e.cType(t), t, lower.ColParts(l)*width)
 	}
 	e.printf("  const int64_t kg_cols = %s;\n", e.expr(lower.Extent([]*ir.Index{g.C})))
 	e.printf("  const int64_t kg_n = %s;\n", e.expr(lower.Extent([]*ir.Index{g.K})))

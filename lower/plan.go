@@ -77,13 +77,46 @@ func (c Config) String() string {
 }
 
 // WorkspaceBytes is the total workspace size, an i64 expression (0 when
-// no let is materialized).
+// no let is materialized and no launch needs scratch): the lets' slots,
+// then the launches' scratch at ScratchOffset.
 func (p *Plan) WorkspaceBytes() ir.Expr {
+	if n := p.scratch(); n > 0 {
+		return Simplify(add(p.ScratchOffset(), ir.IntConst(n)))
+	}
 	if len(p.Workspace) == 0 {
 		return ir.IntConst(0)
 	}
 	last := p.Workspace[len(p.Workspace)-1]
 	return add(last.Offset, last.Bytes)
+}
+
+// HasWorkspace reports whether the plan's entry points take a workspace.
+func (p *Plan) HasWorkspace() bool { return len(p.Workspace) > 0 || p.scratch() > 0 }
+
+// ScratchOffset is where launch scratch starts in the workspace: after
+// the lets, aligned. Launches run one after another and share it.
+func (p *Plan) ScratchOffset() ir.Expr {
+	if len(p.Workspace) == 0 {
+		return ir.IntConst(0)
+	}
+	last := p.Workspace[len(p.Workspace)-1]
+	return Simplify(alignUp(add(last.Offset, last.Bytes), SlotAlign))
+}
+
+// scratcher is a template whose launches need workspace of their own
+// while they run (not kept between launches), Scratch(l) bytes.
+type scratcher interface {
+	Scratch(l *Launch) int64
+}
+
+func (p *Plan) scratch() int64 {
+	var n int64
+	for _, l := range p.Launches {
+		if s, ok := l.Template.(scratcher); ok {
+			n = max(n, s.Scratch(l))
+		}
+	}
+	return n
 }
 
 // Bind carries sizes bound for the source kernel over to the plan's

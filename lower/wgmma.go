@@ -14,10 +14,15 @@ import (
 // 128-byte-swizzled tiles that all the block's threads fill. Output tiles
 // are visited as matmul-mma's are.
 //
-// (A warp-specialized variant, a producer warpgroup feeding two consumers
-// through mbarriers with setmaxnreg splitting the registers, was correct
-// but slower on the H100 with cp.async copies: 500 us against 304 us for
-// bf16 4096^3, 2026-11-23.)
+// TMA = 1 adds a producer warpgroup: one of its threads fills the ring
+// with the tensor memory accelerator through tensor maps that the block
+// builds on the device, in the workspace (so the ABI stays plain
+// pointers), and the WGS warpgroups only multiply. A grid of at most
+// bigGPU blocks walks the output tiles, the producer running ahead into
+// the next tile while the consumers store this one. Operands whose rows
+// TMA cannot copy fall back to the consumers' own loads at run time.
+// (The same split fed by cp.async copies was slower: 500 us against 304
+// for bf16 4096^3 on the H100, 2026-11-23.)
 type matmulWgmma struct{}
 
 // WgmmaBK is the wgmma template's K step: 64 16-bit elements, one
@@ -33,7 +38,7 @@ func (matmulWgmma) Accepts(s *ir.Stmt) bool {
 
 func (matmulWgmma) Space() map[string][]int64 {
 	return map[string][]int64{
-		"BM": {64, 128, 256}, "BN": {64, 128, 256}, "WGS": {1, 2}, "STAGES": {3, 4, 5},
+		"BM": {64, 128, 256}, "BN": {64, 128, 256}, "WGS": {1, 2}, "STAGES": {3, 4, 5}, "TMA": {0, 1},
 	}
 }
 
@@ -43,9 +48,13 @@ func (matmulWgmma) Space() map[string][]int64 {
 // H100, 2026-11-23: 304 us (452 TFLOP/s) with 128 x 256, 331 with
 // 256 x 128; with 3 stages 364 and 366.
 func (t matmulWgmma) Default(l *Launch) Config {
-	c := Config{"BM": 128, "BN": 128, "WGS": 2, "STAGES": 4}
-	if m := MatchMatmul(l.Stmt); m != nil && fillsTwice(m, 128, 256) {
+	c := Config{"BM": 128, "BN": 128, "WGS": 2, "STAGES": 4, "TMA": 0}
+	m := MatchMatmul(l.Stmt)
+	if m != nil && fillsTwice(m, 128, 256) {
 		c["BN"] = 256
+	}
+	if m != nil && len(m.Batch) == 0 {
+		c["TMA"] = 1
 	}
 	return c
 }
@@ -56,13 +65,20 @@ func (t matmulWgmma) Default(l *Launch) Config {
 // wgmma N in whole 64-column swizzle atoms; each warpgroup's rows whole
 // m64 products; the accumulators (BM / WGS x BN / 128 a thread, at most
 // 128) and about 40 other registers within a thread's share of the
-// multiprocessor's 64K; and the threads staging each tile in whole 16-byte
-// chunks, each thread the same chunk column of its stored rows.
+// multiprocessor's 64K (with TMA and two or more consumer warpgroups,
+// wgmmaConsumerRegs); and the threads staging each tile in whole 16-byte
+// chunks, each thread the same chunk column of its stored rows. TMA copies
+// only products without batch indices.
 func (matmulWgmma) Check(l *Launch) error {
 	c := l.Config
 	rows, threads := c["BM"]/c["WGS"], 128*c["WGS"]
 	acc, regs := rows/64*c["BN"]/2, min(255, 65536/threads)
+	if c["TMA"] == 1 && c["WGS"] > 1 {
+		regs = wgmmaConsumerRegs
+	}
 	switch {
+	case c["TMA"] == 1 && batched(l):
+		return fmt.Errorf("TMA = 1 copies two-dimensional operands: this product has batch indices")
 	case c["STAGES"] < 3:
 		return fmt.Errorf("the wgmma pipeline needs STAGES >= 3, not %d", c["STAGES"])
 	case c["BN"]%64 != 0 || c["BN"] > 256:
@@ -91,6 +107,15 @@ func (matmulWgmma) Check(l *Launch) error {
 	return nil
 }
 
+// wgmmaConsumerRegs is what each of two or more consumer warpgroups
+// takes with TMA (setmaxnreg), the producer keeping 40.
+const wgmmaConsumerRegs = 232
+
+func batched(l *Launch) bool {
+	m := MatchMatmul(l.Stmt)
+	return m != nil && len(m.Batch) > 0
+}
+
 // wgmmaOtherRegs is about what a wgmma thread holds besides its
 // accumulators: addresses, loop state, descriptors. On the H100
 // (2026-11-25) 128 accumulators in 512 threads (128 registers each) did
@@ -99,12 +124,27 @@ const wgmmaOtherRegs = 40
 
 func (t matmulWgmma) Grid(l *Launch) Grid {
 	c := l.Config
+	if c["TMA"] == 1 {
+		return Grid{Blocks: minBlocks(Tiles(l), bigGPU), Threads: 128 * (c["WGS"] + 1), Smem: WgmmaSmem(c), MinBlocks: 1}
+	}
 	return Grid{Blocks: capBlocks(Tiles(l)), Threads: 128 * c["WGS"], Smem: WgmmaSmem(c), MinBlocks: 1}
 }
 
+// Scratch: with TMA, each block's two tensor maps (128 bytes each).
+func (matmulWgmma) Scratch(l *Launch) int64 {
+	if l.Config["TMA"] == 1 {
+		return bigGPU * WgmmaMapBytes
+	}
+	return 0
+}
+
+// WgmmaMapBytes is the workspace a TMA block builds its tensor maps in.
+const WgmmaMapBytes = 256
+
 // WgmmaSmem is the wgmma template's dynamic shared memory: STAGES copies
 // of the A and B tiles in 2-byte elements, and 1024 bytes to align the
-// ring to the swizzle's atom.
+// ring to the swizzle's atom; with TMA, 512 more for the stages' barriers
+// and the staging of two tensor maps.
 func WgmmaSmem(c Config) int64 {
-	return c["STAGES"]*(c["BM"]+c["BN"])*WgmmaBK*2 + 1024
+	return c["STAGES"]*(c["BM"]+c["BN"])*WgmmaBK*2 + 1024 + 512*c["TMA"]
 }

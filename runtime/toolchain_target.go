@@ -86,7 +86,7 @@ var targetFacts = map[string]TargetFacts{
 		MMASync: true, CpAsync: true, TMA: true, Clusters: true,
 	},
 	"sm_90a": {
-		Arch: "sm_90a", CCMajor: 9, CCMinor: 0, MinNVCC: [2]int{12, 0},
+		Arch: "sm_90a", CCMajor: 9, CCMinor: 0, MinNVCC: [2]int{12, 3}, // tensormap.replace (PTX ISA 8.3), for matmul-wgmma's TMA
 		WarpSize: 32, MaxThreadsPerBlock: 1024, MaxThreadsPerSM: 2048, MaxBlocksPerSM: 32,
 		StaticSharedPerBlock: 48 << 10, MaxSharedPerBlock: 227 << 10, SharedPerSM: 228 << 10,
 		RegistersPerSM: 64 << 10, MaxRegistersPerThread: 255,

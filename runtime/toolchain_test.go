@@ -289,7 +289,7 @@ func TestTargetFacts(t *testing.T) {
 	want := map[string]struct{ smem, minMajor, minMinor int }{
 		"sm_80":  {166912, 11, 0},
 		"sm_90":  {232448, 11, 8},
-		"sm_90a": {232448, 12, 0},
+		"sm_90a": {232448, 12, 3},
 	}
 	var cuda []Target
 	for _, tg := range Targets() {

@@ -287,7 +287,7 @@ func (c *Executor) setup(ctx context.Context, p *lower.Plan, env *ir.Env, inputs
 		run.outs, run.outBufs = append(run.outs, o), append(run.outBufs, b)
 		args = append(args, BufArg(b))
 	}
-	if len(p.Workspace) > 0 {
+	if p.HasWorkspace() {
 		n, err := penv.Int(p.WorkspaceBytes())
 		if err != nil {
 			return run, err

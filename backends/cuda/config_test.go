@@ -155,6 +155,46 @@ func TestWgmmaChosen(t *testing.T) {
 	}
 }
 
+// TestWgmmaTMA: an unbatched 16-bit product takes the TMA producer by
+// default: a warpgroup more than it multiplies with, at most 132 blocks,
+// and a workspace of 256 bytes a block (two tensor maps) after the lets,
+// which every entry point of the plan then takes. Batched products keep
+// TMA = 0 and refuse TMA = 1.
+func TestWgmmaTMA(t *testing.T) {
+	const src = `kernel mm<M, N, K>(A: bf16[M, K], B: bf16[K, N]) -> (C: bf16[M, N]) @acc(f32) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel bmm<Z, M, N, K>(A: bf16[Z, M, K], B: bf16[Z, K, N]) -> (C: bf16[Z, M, N]) @acc(f32) {
+  C[z, m, n] = sum[k](A[z, m, k] * B[z, k, n])
+}
+`
+	plans := plansFor(t, "mm.kg", src, sm90a)
+	mm, bmm := plans[0], plans[1]
+	l := mm.Launches[0]
+	if l.Config["TMA"] != 1 || bmm.Launches[0].Config["TMA"] != 0 {
+		t.Fatalf("TMA: mm %v, bmm %v", l.Config, bmm.Launches[0].Config)
+	}
+	g := l.Grid()
+	if g.Threads != 128*(l.Config["WGS"]+1) || lower.SizeText(g.Blocks) != "min((M + 127) / 128 * ((N + 127) / 128), 132)" {
+		t.Errorf("grid: %d threads, %s blocks", g.Threads, lower.SizeText(g.Blocks))
+	}
+	if got := lower.SizeText(mm.WorkspaceBytes()); !mm.HasWorkspace() || got != "33792" {
+		t.Errorf("workspace %q (has %t), want 132 x 256 = 33792 bytes", got, mm.HasWorkspace())
+	}
+	if p := Params(mm); p[3] != "char* __restrict__ kg_ws" {
+		t.Errorf("params %v: the workspace follows the output", p)
+	}
+	if bmm.HasWorkspace() {
+		t.Errorf("bmm takes a workspace without TMA")
+	}
+	wantOverride(t, bmm, lower.Config{"matmul-wgmma.TMA": 1}, sm90a, "batch indices")
+	// Back to TMA = 0: no scratch, so no workspace argument.
+	wantOverride(t, mm, lower.Config{"matmul-wgmma.TMA": 0}, sm90a, "")
+	if mm.HasWorkspace() || mm.Launches[0].Grid().Threads != 128*l.Config["WGS"] {
+		t.Errorf("TMA = 0: workspace %t, %d threads", mm.HasWorkspace(), mm.Launches[0].Grid().Threads)
+	}
+}
+
 // TestOverrideIGemm: the igemm templates have the matmul templates' space
 // and constraints under their own names, so TEMPLATE.NAME keys tell them
 // apart from a matmul's in the same file.

@@ -151,7 +151,7 @@ func (d *Dialect) abi(p *lower.Plan) (types, names []string) {
 	for _, t := range k.Outputs {
 		add(fmt.Sprintf("%s* __restrict__", d.cType(t.DType)), name(t.Name))
 	}
-	if len(p.Workspace) > 0 {
+	if p.HasWorkspace() {
 		add("char* __restrict__", "kg_ws")
 	}
 	if p.Env == nil {

@@ -355,7 +355,7 @@ func emulate(t *testing.T, bin string, p *lower.Plan, env *ir.Env, dir string) e
 		fmt.Fprintf(&job, "buf %d -\n", len(ot.Data))
 	}
 	penv := p.Bind(env)
-	if len(p.Workspace) > 0 {
+	if p.HasWorkspace() {
 		n, err := penv.Int(p.WorkspaceBytes())
 		if err != nil {
 			return err

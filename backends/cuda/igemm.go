@@ -94,7 +94,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 			e.printf("    %s\n", run)
 		}
 	}
-	e.epilogue(bm, bn, g.M, g.N, g.Reduce, l.Stmt, simt)
+	e.epilogue(bm, bn, g.M, g.N, g.Reduce, l.Stmt, storeRun(l.Template.Name()))
 }
 
 // operand declares operand ab ("A" or "B") as kg_a or kg_b: a KgRows

@@ -34,11 +34,12 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.printf("  const int64_t kg_lda = %s, kg_ldb = %s;\n", e.expr(lda), e.expr(ldb))
 	e.tileCount(bm, bn, m.Batch)
 	ak, bk := m.AKMajor, m.BKMajor
+	tma := l.Template.Name() == "matmul-wgmma" && c["TMA"] == 1
 	if !simt {
 		switch l.Template.Name() {
 		case "matmul-wgmma":
 			op := e.wgmmaOp(m.A.Tensor.DType, bn, !ak, !bk)
-			e.printf("  using kg_tile_t = KgWgmma<%s, %d, %d, %d, %d, %t, %t, %s>;\n", ta, bm, bn, c["WGS"], c["STAGES"], ak, bk, op)
+			e.printf("  using kg_tile_t = KgWgmma<%s, %d, %d, %d, %d, %t, %t, %t, %s>;\n", ta, bm, bn, c["WGS"], c["STAGES"], tma, ak, bk, op)
 		case "matmul-mfma":
 			e.printf("  using kg_tile_t = KgMfma<%s, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WAVES_M"], c["WAVES_N"], ak, bk)
 		default:
@@ -56,6 +57,17 @@ func (e *emitter) matmul(l *lower.Launch) {
 	conds := e.chunkConds(m.A, "kg_lda", map[bool]string{true: "kg_K", false: "kg_M"}[ak], m.Batch, int64(16/m.A.Tensor.DType.Size()))
 	conds = append(conds, e.chunkConds(m.B, "kg_ldb", map[bool]string{true: "kg_K", false: "kg_N"}[bk], m.Batch, int64(16/m.B.Tensor.DType.Size()))...)
 	e.printf("  const bool kg_vec = %s;\n", strings.Join(conds, " && "))
+	if tma {
+		// The producer warpgroup loads every tile of the block; the
+		// consumers follow the same tiles through the ring.
+		e.printf("  const auto kg_ring = kg_tile_t::setup(kg_smem);\n")
+		e.printf("  if (kg_tile_t::producer()) {\n")
+		e.printf("    kg_tile_t::produce(kg_vec, %s, %s, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tm, kg_tn, kg_tiles, kg_ring, kg_ws + %s);\n",
+			name(m.A.Tensor.Name), name(m.B.Tensor.Name), e.expr(e.plan.ScratchOffset()))
+		e.printf("    return;\n  }\n")
+		e.printf("  kg_tile_t::consumer();\n")
+		e.printf("  int kg_stage = 0;\n  unsigned kg_phase = 0;\n")
+	}
 	e.tileLoop(m.Batch)
 	offA, offB := "", ""
 	if len(m.Batch) > 0 {
@@ -72,6 +84,8 @@ func (e *emitter) matmul(l *lower.Launch) {
 	e.printf("    %s kg_acc[kg_tile_t::ACC];\n", acc)
 	args := fmt.Sprintf("kg_a, kg_b, kg_lda, kg_ldb, kg_M, kg_N, kg_K, kg_tr * %d, kg_tc * %d, kg_acc", bm, bn)
 	switch {
+	case tma:
+		e.printf("    if (kg_vec)\n      kg_tile_t::consume(%s, kg_ring, kg_stage, kg_phase);\n    else\n      kg_tile_t::run<false>(%s, kg_smem);\n", args, args)
 	case !simt:
 		e.printf("    if (kg_vec)\n      kg_tile_t::run<true>(%s, kg_smem);\n    else\n      kg_tile_t::run<false>(%s, kg_smem);\n", args, args)
 	default:
@@ -82,7 +96,21 @@ func (e *emitter) matmul(l *lower.Launch) {
 		mul := fmt.Sprintf("[](%s kg_x, %s kg_y) -> %s { return %s; }", ta, tb, acc, body)
 		e.printf("    if (kg_vec)\n      kg_tile_t::run<true, true>(%s, %s);\n    else\n      kg_tile_t::run(%s, %s);\n", args, mul, args, mul)
 	}
-	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt, simt)
+	e.epilogue(bm, bn, m.M, m.N, m.Reduce, l.Stmt, storeRun(l.Template.Name()))
+}
+
+// storeRun is how many consecutive columns a thread's consecutive
+// accumulators hold in a template's tile, from the first of them: four
+// in the CUDA-core tile, pairs in the tensor-core tiles (mma.sync's and
+// wgmma's fragments), 0 for the others (mfma's run down rows).
+func storeRun(template string) int64 {
+	switch template {
+	case "matmul-simt", "igemm-simt":
+		return 4
+	case "matmul-wgmma", "matmul-mma", "igemm-mma":
+		return 2
+	}
+	return 0
 }
 
 // chunkConds are the conditions for operand load x, stored as rows of ld
@@ -118,30 +146,30 @@ func (e *emitter) tileLoop(batch []*ir.Index) {
 }
 
 // epilogue stores the statement for each accumulator of the tile inside
-// the bounds, the sum r in the accumulator, and closes the tile loop. On
-// the CUDA-core tile (simt), whose accumulators come in runs of four
-// consecutive columns, a statement whose output's last index is the only
+// the bounds, the sum r in the accumulator, and closes the tile loop.
+// Where a tile's accumulators come in runs of consecutive columns (run of
+// them, storeRun), a statement whose output's last index is the only
 // column index stores each run with one vector store where the output's
-// base and rows are 16-byte aligned and whole runs fit in the columns
-// (checked at run time), so that a warp writes whole sectors.
-func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s *ir.Stmt, simt bool) {
+// base and rows are aligned to it and whole runs fit in the columns
+// (checked at run time), so that a warp writes fewer, fuller sectors.
+func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s *ir.Stmt, run int64) {
 	t := s.Target
 	el := int64(t.DType.Size())
-	vector := simt && len(cols) == 1 && len(s.Index) > 0 && s.Index[len(s.Index)-1] == cols[0] && 4*el <= 16
+	vector := run > 1 && len(cols) == 1 && len(s.Index) > 0 && s.Index[len(s.Index)-1] == cols[0] && run*el <= 16
 	indent := "    "
 	if vector {
 		last := e.paren(t.Shape[len(t.Shape)-1])
-		e.printf("    if ((uintptr_t)%s %% 16 == 0 && %s %% 4 == 0 && kg_N %% 4 == 0) {\n", name(t.Name), last)
+		e.printf("    if ((uintptr_t)%s %% %d == 0 && %s %% %d == 0 && kg_N %% %d == 0) {\n", name(t.Name), run*el, last, run, run)
 		e.printf("#pragma unroll\n")
-		e.printf("      for (int kg_g = 0; kg_g < kg_tile_t::ACC; kg_g += 4) {\n")
+		e.printf("      for (int kg_g = 0; kg_g < kg_tile_t::ACC; kg_g += %d) {\n", run)
 		e.printf("        int kg_r, kg_c;\n")
 		e.printf("        kg_tile_t::coord(kg_g, &kg_r, &kg_c);\n")
 		e.printf("        const int64_t kg_m = kg_tr * %d + kg_r, kg_n0 = kg_tc * %d + kg_c;\n", bm, bn)
 		e.printf("        if (kg_m < kg_M && kg_n0 < kg_N) {\n")
 		e.decompose("          ", "kg_m", "kg_mrest", rows)
-		e.printf("          KgVec<%s, 4> kg_v;\n", e.cType(t.DType))
+		e.printf("          KgVec<%s, %d> kg_v;\n", e.cType(t.DType), run)
 		e.printf("#pragma unroll\n")
-		e.printf("          for (int kg_j = 0; kg_j < 4; ++kg_j) {\n")
+		e.printf("          for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", run)
 		e.printf("            const int64_t kg_n = kg_n0 + kg_j;\n")
 		e.decompose("            ", "kg_n", "kg_nrest", cols)
 		e.reduced = map[*ir.Reduce]string{r: "kg_acc[kg_g + kg_j]"}
@@ -156,7 +184,7 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 		e.printf("          {\n")
 		e.printf("            const int64_t kg_n = kg_n0;\n")
 		e.decompose("            ", "kg_n", "kg_nrest", cols)
-		e.printf("            *(KgVec<%s, 4>*)&%s[%s] = kg_v;\n", e.cType(t.DType), name(t.Name), e.linear(refs, t.Shape))
+		e.printf("            *(KgVec<%s, %d>*)&%s[%s] = kg_v;\n", e.cType(t.DType), run, name(t.Name), e.linear(refs, t.Shape))
 		e.printf("          }\n")
 		e.printf("        }\n")
 		e.printf("      }\n")

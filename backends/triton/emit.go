@@ -169,7 +169,7 @@ func Signature(p *lower.Plan) []Arg {
 	for _, t := range k.Outputs {
 		args = append(args, Arg{name(t.Name), "*" + sigType(t.DType)})
 	}
-	if len(p.Workspace) > 0 {
+	if p.HasWorkspace() {
 		args = append(args, Arg{"kg_ws", "*i8"})
 	}
 	if p.Env == nil {

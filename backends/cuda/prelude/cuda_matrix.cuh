@@ -53,6 +53,90 @@ __device__ __forceinline__ void kg_wgmma_fence_acc(float* acc) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
 }
+
+// ---- mbarriers and the tensor memory accelerator (TMA, sm_90) ----
+
+__device__ __forceinline__ unsigned kg_smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void kg_mbar_init(uint64_t* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(kg_smem_addr(b)), "r"(count) : "memory");
+}
+// kg_mbar_expect arrives on b and adds bytes to the transactions its
+// current phase waits for.
+__device__ __forceinline__ void kg_mbar_expect(uint64_t* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(kg_smem_addr(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void kg_mbar_arrive(uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(kg_smem_addr(b)) : "memory");
+}
+// kg_mbar_wait returns once b's phase of parity `phase` has completed (a
+// fresh barrier counts the phase before its first, parity 1, as done).
+__device__ __forceinline__ void kg_mbar_wait(uint64_t* b, unsigned phase) {
+  unsigned done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(kg_smem_addr(b)), "r"(phase)
+        : "memory");
+  } while (!done);
+}
+
+// kg_tmap_2d writes to map (128 bytes of global memory, 128-byte aligned)
+// the tensor map of a matrix of 16-bit elements at base: rows of `inner`
+// contiguous elements, `outer` of them `stride` bytes apart, copied in
+// boxes of bi x bo elements with the 128-byte swizzle and zeros outside
+// the matrix. A whole warp calls it: the map is built in stage (128 bytes
+// of shared memory) field by field (tensormap.replace, sm_90a) and copied
+// out with a release to the tensor-map proxy; the thread that uses it
+// then calls kg_tmap_acquire. (sm_90a's PTX builds maps on the device, so
+// kernels keep kgen's ABI of plain pointers: no host-made map is passed.)
+__device__ __forceinline__ void kg_tmap_2d(void* map, unsigned char* stage, const void* base, uint64_t inner,
+                                           uint64_t outer, uint64_t stride, unsigned bi, unsigned bo) {
+  const unsigned s = kg_smem_addr(stage);
+  ((unsigned*)stage)[threadIdx.x % 32] = 0u;
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) {
+#if __CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ < 7
+    stride >>= 4;  // ptxas before CUDA 12.7 (PTX ISA 8.5) takes the stride in 16-byte units
+#endif
+    asm volatile(
+        "tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;\n"
+        "tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], 1;\n"  // rank - 1
+        "tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 0, %2;\n"
+        "tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 1, %3;\n"
+        "tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 0, %4;\n"
+        "tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 0, %5;\n"
+        "tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 1, %6;\n"
+        "tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 0, 1;\n"
+        "tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 1, 1;\n"
+        "tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], 1;\n"  // u16: copied bit for bit
+        "tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%0], 0;\n"
+        "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], 3;\n"  // 128-byte swizzle
+        "tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%0], 0;\n"     // zeros outside
+        ::"r"(s), "l"(base), "r"((unsigned)inner), "r"((unsigned)outer), "l"(stride), "r"(bi), "r"(bo)
+        : "memory");
+  }
+  __syncwarp();
+  asm volatile(
+      "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%0], [%1], 128;\n" ::"l"(
+          map),
+      "r"(s)
+      : "memory");
+}
+__device__ __forceinline__ void kg_tmap_acquire(const void* map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;\n" ::"l"(map) : "memory");
+  // Triton's workaround for ptxas omitting a fence after the acquire.
+  asm volatile("cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// kg_tma_2d copies the box at element (c0, c1) of map's matrix (c0 along
+// its rows) to dst in shared memory, completing bytes on bar.
+__device__ __forceinline__ void kg_tma_2d(void* dst, const void* map, uint64_t* bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          kg_smem_addr(dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(kg_smem_addr(bar))
+      : "memory");
+}
 #else
 // Blocks run one after another: one static buffer serves them all.
 #define KG_DYNAMIC_SMEM(name) alignas(16) static unsigned char name[256 << 10]
@@ -313,10 +397,19 @@ struct KgMma {
 // STAGES-deep ring with cp.async (VEC) or plain predicated stores; tile kt
 // + STAGES - 2 is fetched while tile kt multiplies and tile kt - 1's
 // products may still be in flight.
-template <class T, int BM, int BN, int WGS, int STAGES, bool AK, bool BKM, class Op>
+//
+// With TMA, one more warpgroup produces: a thread of it copies each tile
+// into the ring with the tensor memory accelerator, whose 128-byte swizzle
+// is the layout above, and the WGS warpgroups consume, each stage guarded
+// by two mbarriers (full: its bytes have landed; empty: every consumer warp
+// is done with it). The producer runs ahead across the block's output
+// tiles, so the next tile's loads overlap this one's epilogue, and takes
+// few registers (setmaxnreg) so that the consumers have more. Operands
+// that TMA cannot copy (rows not 16-byte aligned) take run's plain loads.
+template <class T, int BM, int BN, int WGS, int STAGES, bool TMA, bool AK, bool BKM, class Op>
 struct KgWgmma {
   static constexpr int BK = 64;
-  static constexpr int THREADS = 128 * WGS;
+  static constexpr int THREADS = 128 * WGS;  // the consumers, with TMA
   static constexpr int WM = BM / WGS;  // rows per warpgroup
   static constexpr int MI = WM / 64;   // m64 products per warpgroup and k-step
   static constexpr int ACC = MI * BN / 2;
@@ -415,7 +508,7 @@ struct KgWgmma {
     for (int kt = 0; kt < KT; ++kt) {
       kg_cp_async_wait<STAGES - 3>();  // tile kt has landed (this thread's part)
       asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the tensor cores
-      __syncthreads();  // everyone's part; tile kt - 2's products are done everywhere
+      sync();  // everyone's part; tile kt - 2's products are done everywhere
       if (kt + STAGES - 2 < KT) stage(kt + STAGES - 2);
       kg_cp_async_commit();
       const unsigned char* a = ring + (kt % STAGES) * (ABYTES + BBYTES);
@@ -433,7 +526,130 @@ struct KgWgmma {
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     kg_wgmma_fence_acc<ACC>(acc);
     kg_cp_async_wait<0>();
-    __syncthreads();  // the ring is free for the block's next tile
+    sync();  // the ring is free for the block's next tile
+  }
+
+  // sync is a barrier of the threads that multiply: the block, or with TMA
+  // the consumers (named barrier 1).
+  static __device__ __forceinline__ void sync() {
+    if (TMA)
+      asm volatile("bar.sync 1, %0;\n" ::"n"(THREADS) : "memory");
+    else
+      __syncthreads();
+  }
+
+  // Ring is the ring, each stage's full and empty barriers after it, then
+  // 256 bytes to build two tensor maps in (TMA only).
+  struct Ring {
+    unsigned char* ring;
+    uint64_t *full, *empty;
+    unsigned char* stage;
+  };
+  static constexpr int RING = STAGES * (ABYTES + BBYTES);
+
+  // setup lays out the ring and, with TMA, initializes its barriers; every
+  // thread of the block calls it.
+  static __device__ __forceinline__ Ring setup(unsigned char* smem) {
+    const unsigned base = (unsigned)__cvta_generic_to_shared(smem);
+    unsigned char* ring = smem + ((1024 - (base & 1023)) & 1023);
+    Ring r{ring, (uint64_t*)(ring + RING), (uint64_t*)(ring + RING) + STAGES, ring + RING + 256};
+    if (TMA) {
+      if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+          kg_mbar_init(&r.full[s], 1);
+          kg_mbar_init(&r.empty[s], THREADS / 32);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      }
+      __syncthreads();
+    }
+    return r;
+  }
+  static __device__ __forceinline__ bool producer() { return TMA && threadIdx.x >= THREADS; }
+  // consumer takes the registers the producer gave back: two consumer
+  // warpgroups and the producer would get 168 each.
+  static __device__ __forceinline__ void consumer() {
+    if (TMA && WGS > 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+  }
+
+  // produce is the producer warpgroup's part: with vec, one thread loads
+  // every k-step of the block's tiles (t = blockIdx.x, + gridDim.x, ...
+  // below tiles, placed by kg_tile_of) through two tensor maps that its
+  // warp builds in maps (256 bytes of global memory a block); otherwise
+  // nothing (the consumers load).
+  static __device__ __forceinline__ void produce(bool vec, const T* A, const T* B, int64_t lda, int64_t ldb,
+                                                 int64_t M, int64_t N, int64_t K, int64_t tm, int64_t tn,
+                                                 int64_t tiles, Ring r, char* maps) {
+    if (WGS > 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    if (!vec || threadIdx.x - THREADS >= 32) return;
+    char* ma = maps + blockIdx.x * 256;
+    char* mb = ma + 128;
+    kg_tmap_2d(ma, r.stage, A, AK ? K : M, AK ? M : K, lda * 2, 64, AK ? BM : 64);
+    kg_tmap_2d(mb, r.stage + 128, B, BKM ? K : N, BKM ? N : K, ldb * 2, 64, BKM ? BN : 64);
+    if (threadIdx.x % 32 != 0) return;
+    kg_tmap_acquire(ma);
+    kg_tmap_acquire(mb);
+    const int KT = (int)((K + BK - 1) / BK);
+    int s = 0;
+    unsigned phase = 0;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int64_t tr, tc;
+      kg_tile_of(t, tm, tn, &tr, &tc);
+      const int m0 = (int)(tr * BM), n0 = (int)(tc * BN);
+      for (int kt = 0; kt < KT; ++kt) {
+        kg_mbar_wait(&r.empty[s], phase ^ 1);
+        unsigned char* a = r.ring + s * (ABYTES + BBYTES);
+        unsigned char* b = a + ABYTES;
+        kg_mbar_expect(&r.full[s], ABYTES + BBYTES);
+        const int k0 = kt * BK;
+        if (AK) {
+          kg_tma_2d(a, ma, &r.full[s], k0, m0);
+        } else {
+#pragma unroll
+          for (int j = 0; j < BM / 64; ++j) kg_tma_2d(a + j * 8192, ma, &r.full[s], m0 + j * 64, k0);
+        }
+        if (BKM) {
+          kg_tma_2d(b, mb, &r.full[s], k0, n0);
+        } else {
+#pragma unroll
+          for (int j = 0; j < BN / 64; ++j) kg_tma_2d(b + j * 8192, mb, &r.full[s], n0 + j * 64, k0);
+        }
+        if (++s == STAGES) s = 0, phase ^= 1;
+      }
+    }
+  }
+
+  // consume multiplies one tile from the ring that produce fills, from
+  // stage s of phase `phase` on, and advances both past the tile's
+  // k-steps. Each consumer warp frees a stage once its products are done.
+  static __device__ __forceinline__ void consume(const T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t K,
+                                                 int64_t, int64_t, float* acc, Ring r, int& s, unsigned& phase) {
+    const int g = threadIdx.x / 128;
+    const bool lead = threadIdx.x % 32 == 0;
+#pragma unroll
+    for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
+    const int KT = (int)((K + BK - 1) / BK);
+    int prev = -1;
+    for (int kt = 0; kt < KT; ++kt) {
+      kg_mbar_wait(&r.full[s], phase);
+      const unsigned char* a = r.ring + s * (ABYTES + BBYTES);
+      const unsigned char* b = a + ABYTES;
+      kg_wgmma_fence_acc<ACC>(acc);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+        for (int i = 0; i < MI; ++i) Op::mma(acc + i * (BN / 2), adesc(a, g * WM + i * 64, kk), bdesc(b, kk));
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      kg_wgmma_fence_acc<ACC>(acc);
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // the previous stage's products are done
+      if (prev >= 0 && lead) kg_mbar_arrive(&r.empty[prev]);
+      prev = s;
+      if (++s == STAGES) s = 0, phase ^= 1;
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    kg_wgmma_fence_acc<ACC>(acc);
+    if (prev >= 0 && lead) kg_mbar_arrive(&r.empty[prev]);
   }
 #else
   // On the CPU: the same tile, accumulator for accumulator, by a plain
@@ -453,6 +669,18 @@ struct KgWgmma {
         acc[f] += a * b;
       }
     }
+  }
+  // With TMA the producer does nothing and each consumer computes its
+  // accumulators as run does.
+  struct Ring {};
+  static Ring setup(unsigned char*) { return Ring{}; }
+  static bool producer() { return TMA && threadIdx.x >= THREADS; }
+  static void consumer() {}
+  static void produce(bool, const T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                      int64_t, Ring, char*) {}
+  static void consume(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t m0,
+                      int64_t n0, float* acc, Ring, int&, unsigned&) {
+    run<true>(A, B, lda, ldb, M, N, K, m0, n0, acc, nullptr);
   }
 #endif
 };

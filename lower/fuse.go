@@ -275,6 +275,21 @@ func Mentions(x ir.Expr, ix *ir.Index) bool {
 }
 
 // constExtent is the number of points of axes when it is a constant.
+// ExtentAtMost reports whether the points of axes are known and at most
+// limit (a positive bound; no overflow on the way): a flat index over
+// them, and every quotient of it, then fits in a narrower integer.
+func ExtentAtMost(axes []*ir.Index, limit int64) bool {
+	n := int64(1)
+	for _, ax := range axes {
+		c, ok := Simplify(&ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo}).(*ir.Const)
+		if !ok || c.I <= 0 || c.I > limit/n {
+			return false
+		}
+		n *= c.I
+	}
+	return true
+}
+
 func constExtent(axes []*ir.Index) (int64, bool) {
 	n := int64(1)
 	for _, ax := range axes {

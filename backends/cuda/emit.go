@@ -216,6 +216,7 @@ var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"matmul-wgmma": (*emitter).matmul,
 	"matmul-mfma":  (*emitter).matmul,
 	"matmul-simt":  (*emitter).matmul,
+	"igemm-wgmma":  (*emitter).igemm,
 	"igemm-mma":    (*emitter).igemm,
 	"igemm-simt":   (*emitter).igemm,
 }
@@ -226,15 +227,26 @@ func (e *emitter) decompose(indent, flat, rest string, ix []*ir.Index) {
 	e.decomposeAs(indent, "const int64_t", flat, rest, ix)
 }
 
-// decomposeAs is decompose with the indices declared as decl.
+// decomposeAs is decompose with the indices declared as decl. Where
+// every extent is known and their product is below 2^31 (so is flat, up
+// to a tile's overshoot), the divisions are unsigned 32-bit ones: a
+// multiply-high and a shift each instead of a 64-bit sequence.
 func (e *emitter) decomposeAs(indent, decl, flat, rest string, ix []*ir.Index) {
-	if len(ix) > 1 {
+	narrow := len(ix) > 1 && narrowExtents(ix)
+	if narrow {
+		e.printf("%suint32_t %s = (uint32_t)(%s);\n", indent, rest, flat)
+		flat = rest
+	} else if len(ix) > 1 {
 		e.printf("%sint64_t %s = %s;\n", indent, rest, flat)
 		flat = rest
 	}
 	for j := len(ix) - 1; j >= 0; j-- {
 		x := ix[j]
-		extent := e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: x.Hi, Y: x.Lo}))
+		ext := lower.Simplify(&ir.Binary{Op: ir.Sub, X: x.Hi, Y: x.Lo})
+		extent := e.paren(ext)
+		if narrow {
+			extent = fmt.Sprintf("%du", ext.(*ir.Const).I)
+		}
 		off := ""
 		if c, ok := x.Lo.(*ir.Const); !ok || c.I != 0 {
 			off = e.paren(x.Lo) + " + "
@@ -247,6 +259,11 @@ func (e *emitter) decomposeAs(indent, decl, flat, rest string, ix []*ir.Index) {
 		}
 	}
 }
+
+// narrowExtents reports whether indices ix have constant extents whose
+// product is at most 2^31: their flat index and its quotients fit in 32
+// unsigned bits with room for a tile past the end.
+func narrowExtents(ix []*ir.Index) bool { return lower.ExtentAtMost(ix, 1<<31) }
 
 // store writes the statement's value at its point.
 func (e *emitter) store(indent string, s *ir.Stmt) {

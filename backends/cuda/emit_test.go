@@ -157,3 +157,26 @@ func TestConvert(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowExtents: a flat index divides in 32 bits only when every
+// extent is a known constant and their product is at most 2^31; a
+// symbolic extent, or one more point, keeps 64 bits. The emulated
+// examples check the narrowed code's values against the interpreter.
+func TestNarrowExtents(t *testing.T) {
+	ix := func(lo int64, hi ir.Expr) *ir.Index { return &ir.Index{Name: "i", Lo: ir.IntConst(lo), Hi: hi} }
+	sym := &ir.Dim{Name: "n"}
+	for _, c := range []struct {
+		ix   []*ir.Index
+		want bool
+	}{
+		{[]*ir.Index{ix(0, ir.IntConst(65536)), ix(0, ir.IntConst(32768))}, true},
+		{[]*ir.Index{ix(0, ir.IntConst(65536)), ix(0, ir.IntConst(32769))}, false},
+		{[]*ir.Index{ix(1, ir.IntConst(65537)), ix(0, ir.IntConst(32768))}, true}, // extents, not bounds
+		{[]*ir.Index{ix(0, ir.IntConst(56)), ix(0, &ir.DimRef{Dim: sym})}, false},
+		{[]*ir.Index{ix(0, ir.IntConst(1<<31)), ix(0, ir.IntConst(1<<33))}, false}, // 2^64 would wrap to 0
+	} {
+		if got := narrowExtents(c.ix); got != c.want {
+			t.Errorf("%v: narrow %t, want %t", c.ix, got, c.want)
+		}
+	}
+}

@@ -139,8 +139,9 @@ func TestBuildUsesTuningDB(t *testing.T) {
 	}
 	// On the H200 its own record.
 	check(manifest("--device", "NVIDIA H200"), "mm_4k", "BM=256, BN=128, STAGES=3, WGS=2", "tuned at this shape on NVIDIA H200")
-	// Another GPU: nothing recorded, the default (128 x 256 for 4096^3).
-	check(manifest("--device", "NVIDIA A100"), "mm_4k", "BM=128, BN=256, STAGES=4, WGS=2", "default")
+	// Another GPU: nothing recorded, the default (128 x 256 for 4096^3,
+	// TMA). The records, made before TMA was a parameter, keep TMA = 0.
+	check(manifest("--device", "NVIDIA A100"), "mm_4k", "BM=128, BN=256, STAGES=4, TMA=1, WGS=2", "default")
 	// --config overrides the database.
 	check(manifest("--device", "NVIDIA H200", "--config", "STAGES=4"), "mm_4k", "BM=256, BN=128, STAGES=4, WGS=2", "tuned")
 	// --db off: the defaults.

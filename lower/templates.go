@@ -41,6 +41,7 @@ var templates = []Template{
 	matmulMfma{},
 	matmulTemplate{mma: true},
 	matmulTemplate{mma: false},
+	igemmWgmma{},
 	igemmTemplate{mma: true},
 	igemmTemplate{mma: false},
 	rowReduce{},

@@ -92,10 +92,18 @@ func (matmulWgmma) Check(l *Launch) error {
 	if m == nil {
 		return nil
 	}
+	return wgmmaStaging(c, m.AKMajor, m.BKMajor)
+}
+
+// wgmmaStaging holds KgWgmma's staging constraint: the WGS warpgroups
+// copy each operand's tile in whole 16-byte chunks, each thread the same
+// chunk column of its stored rows (aK, bK: the operands are K-major).
+func wgmmaStaging(c Config, aK, bK bool) error {
+	threads := 128 * c["WGS"]
 	for _, op := range []struct {
 		x      int64
 		kMajor bool
-	}{{c["BM"], m.AKMajor}, {c["BN"], m.BKMajor}} {
+	}{{c["BM"], aK}, {c["BN"], bK}} {
 		per := op.x / 8 // 16-byte chunks a stored row of an MN-major tile
 		if op.kMajor {
 			per = WgmmaBK / 8
@@ -147,4 +155,60 @@ const WgmmaMapBytes = 256
 // and the staging of two tensor maps.
 func WgmmaSmem(c Config) int64 {
 	return c["STAGES"]*(c["BM"]+c["BN"])*WgmmaBK*2 + 1024 + 512*c["TMA"]
+}
+
+// igemmWgmma computes an implicit matrix product (a convolution) with
+// matmul-wgmma's tile and without TMA: the warpgroups stage each operand
+// as igemm-mma's tiles do (a strided operand in cp.async chunks, a
+// gathered one through the statement's own load, in chunks where its
+// elements are contiguous), into the wgmma ring's swizzled layout.
+type igemmWgmma struct{}
+
+func (igemmWgmma) Name() string              { return "igemm-wgmma" }
+func (igemmWgmma) Available(lim Limits) bool { return lim.Wgmma }
+func (igemmWgmma) Accepts(s *ir.Stmt) bool {
+	g := MatchIGemm(s)
+	return g != nil && g.TensorCores && g.A.Load.Tensor.DType.Size() == 2 && g.B.Load.Tensor.DType.Size() == 2
+}
+
+func (igemmWgmma) Space() map[string][]int64 {
+	sp := matmulWgmma{}.Space()
+	delete(sp, "TMA")
+	return sp
+}
+
+// Default: matmul-wgmma's 128 x 128 tile of two warpgroups, with 64
+// columns (or 64 rows, one warpgroup) where the product has no more, so
+// that half of each tile is not idle (a convolution with 64 filters).
+func (igemmWgmma) Default(l *Launch) Config {
+	c := Config{"BM": 128, "BN": 128, "WGS": 2, "STAGES": 4}
+	g := MatchIGemm(l.Stmt)
+	small := func(ix []*ir.Index) bool {
+		n, ok := Simplify(Extent(ix)).(*ir.Const)
+		return ok && n.I <= 64
+	}
+	if small(g.N) {
+		c["BN"] = 64
+	}
+	if small(g.M) {
+		c["BM"], c["WGS"] = 64, 1
+	}
+	return c
+}
+
+// Check: matmul-wgmma's constraints without TMA, and its staging for the
+// convolution's operand layouts.
+func (t igemmWgmma) Check(l *Launch) error {
+	if err := (matmulWgmma{}).Check(l); err != nil {
+		return err
+	}
+	g := MatchIGemm(l.Stmt)
+	return wgmmaStaging(l.Config, g.A.KMajor, g.B.KMajor)
+}
+
+func (igemmWgmma) Grid(l *Launch) Grid {
+	g := MatchIGemm(l.Stmt)
+	bm, bn := TileShape(l)
+	tiles := Simplify(mul(Extent(g.Batch), mul(cdiv(Extent(g.M), bm), cdiv(Extent(g.N), bn))))
+	return Grid{Blocks: capBlocks(tiles), Threads: 128 * l.Config["WGS"], Smem: WgmmaSmem(l.Config), MinBlocks: 1}
 }

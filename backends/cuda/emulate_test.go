@@ -247,7 +247,7 @@ func emulateFileOn(t *testing.T, gxx, path string, tg emuTarget) {
 		}
 		plans = append(plans, p, ref)
 		// A kernel that Hopper plans with a template of its own
-		// (matmul-wgmma) runs that plan too.
+		// (matmul-wgmma, igemm-wgmma) runs that plan too.
 		if tg.d != CUDA {
 			continue
 		}
@@ -255,7 +255,7 @@ func emulateFileOn(t *testing.T, gxx, path string, tg emuTarget) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if uses(hop, "matmul-wgmma") {
+		if uses(hop, "matmul-wgmma") || uses(hop, "igemm-wgmma") {
 			plans = append(plans, hop)
 		}
 	}

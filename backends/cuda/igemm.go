@@ -9,12 +9,12 @@ import (
 	"kgen.dev/kgen/lower"
 )
 
-// igemm renders an igemm-mma or igemm-simt launch: the matmul's loop over
-// output tiles and its epilogue around the prelude's KgMma or KgSimt, which
-// read each operand as a KgRows when it is strided and otherwise through a
-// lambda that evaluates the statement's own load at the indices that the
-// element's row and k decompose into (a gather; out-of-bounds reads with
-// `??` give the default).
+// igemm renders an igemm-wgmma, igemm-mma or igemm-simt launch: the
+// matmul's loop over output tiles and its epilogue around the prelude's
+// KgWgmma, KgMma or KgSimt, which read each operand as a KgRows when it is
+// strided and otherwise through a lambda that evaluates the statement's
+// own load at the indices that the element's row and k decompose into (a
+// gather; out-of-bounds reads with `??` give the default).
 func (e *emitter) igemm(l *lower.Launch) {
 	g := lower.MatchIGemm(l.Stmt)
 	c := l.Config
@@ -47,7 +47,12 @@ func (e *emitter) igemm(l *lower.Launch) {
 		conds = append(conds, e.chunkConds(o.op.Load, e.paren(o.op.Ld), contiguous, g.Batch, el)...)
 	}
 	if !simt {
-		e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
+		if l.Template.Name() == "igemm-wgmma" {
+			op := e.wgmmaOp(g.A.Load.Tensor.DType, bn, !ak, !bk)
+			e.printf("  using kg_tile_t = KgWgmma<%s, %d, %d, %d, %d, false, %t, %t, %s>;\n", ta, bm, bn, c["WGS"], c["STAGES"], ak, bk, op)
+		} else {
+			e.printf("  using kg_tile_t = KgMma<%s, %d, %d, %d, %d, %d, %d, %d, %t, %t>;\n", ta, bm, bn, c["BK"], c["WARPS_M"], c["WARPS_N"], c["STAGES"], c["FRAGS"], ak, bk)
+		}
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
 		// A gathered operand moves in chunks where they are contiguous
 		// (chunkable): its tensor's base and rows 16-byte aligned.

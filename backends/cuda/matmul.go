@@ -107,7 +107,7 @@ func storeRun(template string) int64 {
 	switch template {
 	case "matmul-simt", "igemm-simt":
 		return 4
-	case "matmul-wgmma", "matmul-mma", "igemm-mma":
+	case "matmul-wgmma", "matmul-mma", "igemm-wgmma", "igemm-mma":
 		return 2
 	}
 	return 0

@@ -435,13 +435,14 @@ struct KgWgmma {
 
 #ifndef KGEN_HOST_EMULATION
   // load copies the X x BK tile of operand g at (x0, k0), bounded by xlim
-  // and klim, into s: the block's threads, 16-byte chunks, each
-  // thread the same column of every R-th stored row (consecutive threads
-  // along the contiguous dimension). KM: g's rows run along K (stored
-  // X x K).
-  template <bool VEC, bool KM, int X>
-  static __device__ __forceinline__ void load(unsigned char* s, const T* g, int64_t ld, int64_t x0, int64_t k0,
-                                              int64_t xlim, int64_t klim) {
+  // and klim, into s: the block's threads, 16-byte chunks, each thread
+  // the same column of every R-th stored row (consecutive threads along
+  // the contiguous dimension). KM: g's rows run along K (stored X x K). g
+  // is a KgRows or a gather (see KgMma): cp.async from g.src with VEC,
+  // else g.fill.
+  template <bool VEC, bool KM, int X, class G>
+  static __device__ __forceinline__ void load(unsigned char* s, const G& g, int64_t x0, int64_t k0, int64_t xlim,
+                                              int64_t klim) {
     constexpr int PER = KM ? BK / 8 : X / 8;  // chunks a stored row
     constexpr int R = THREADS / PER;              // stored rows a step
     constexpr int STEPS = X * BK / 8 / THREADS;
@@ -449,17 +450,16 @@ struct KgWgmma {
     const int r0 = threadIdx.x / PER, c = threadIdx.x % PER * 8;
     const int64_t gr = (KM ? x0 : k0) + r0, gc = (KM ? k0 : x0) + c;
     const int64_t rlim = KM ? xlim : klim, clim = KM ? klim : xlim;
-    const T* src = g + gr * ld + gc;
 #pragma unroll
     for (int i = 0; i < STEPS; ++i) {
       const int r = r0 + i * R;
       T* d = (T*)(s + (KM ? kmajor(r, c) : mnmajor(r, c)));
-      const bool ok = gr + i * R < rlim && gc < clim;
-      if (VEC) {
-        kg_cp_async16(d, ok ? src + i * R * ld : g, ok);
+      if constexpr (VEC) {
+        bool ok;
+        const T* from = g.src(gr + i * R, gc, rlim, clim, &ok);
+        kg_cp_async16(d, from, ok);
       } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) d[e] = ok && gc + e < clim ? src[i * R * ld + e] : kg_zero<T>();
+        g.template fill<8>(d, gr + i * R, gc, rlim, clim);
       }
     }
   }
@@ -484,9 +484,19 @@ struct KgWgmma {
     return desc(b + kk * 2048, (BK / 8) * 1024, 1024);
   }
 
+  // run computes the tile at (m0, n0) of matrices A and B in memory, lda
+  // and ldb elements to a stored row, cp.async for both where VEC holds.
   template <bool VEC>
   static __device__ __forceinline__ void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N,
                                              int64_t K, int64_t m0, int64_t n0, float* acc, unsigned char* smem) {
+    run<VEC, VEC>(KgRows<T>{A, lda}, KgRows<T>{B, ldb}, M, N, K, m0, n0, acc, smem);
+  }
+
+  // run computes the tile at (m0, n0) from operands A and B (KgRows or
+  // gathers), with cp.async for the one whose VA or VB holds.
+  template <bool VA, bool VB, class GA, class GB>
+  static __device__ __forceinline__ void run(const GA& A, const GB& B, int64_t M, int64_t N, int64_t K, int64_t m0,
+                                             int64_t n0, float* acc, unsigned char* smem) {
     // The swizzle is on address bits: align the ring to its 1024-byte atom.
     const unsigned base = (unsigned)__cvta_generic_to_shared(smem);
     unsigned char* ring = smem + ((1024 - (base & 1023)) & 1023);
@@ -497,8 +507,8 @@ struct KgWgmma {
     auto stage = [&](int kt) {
       unsigned char* s = ring + (kt % STAGES) * (ABYTES + BBYTES);
       const int64_t k0 = (int64_t)kt * BK;
-      load<VEC, AK, BM>(s, A, lda, m0, k0, M, K);
-      load<VEC, BKM, BN>(s + ABYTES, B, ldb, n0, k0, N, K);
+      load<VA, AK, BM>(s, A, m0, k0, M, K);
+      load<VB, BKM, BN>(s + ABYTES, B, n0, k0, N, K);
     };
 #pragma unroll
     for (int s = 0; s < STAGES - 2; ++s) {
@@ -656,7 +666,12 @@ struct KgWgmma {
   // loop in f32 (tests the layouts, offsets and epilogue around wgmma).
   template <bool VEC>
   static void run(const T* A, const T* B, int64_t lda, int64_t ldb, int64_t M, int64_t N, int64_t K, int64_t m0,
-                  int64_t n0, float* acc, unsigned char*) {
+                  int64_t n0, float* acc, unsigned char* smem) {
+    run<VEC, VEC>(KgRows<T>{A, lda}, KgRows<T>{B, ldb}, M, N, K, m0, n0, acc, smem);
+  }
+  template <bool VA, bool VB, class GA, class GB>
+  static void run(const GA& A, const GB& B, int64_t M, int64_t N, int64_t K, int64_t m0, int64_t n0, float* acc,
+                  unsigned char*) {
     for (int f = 0; f < ACC; ++f) {
       int r, c;
       coord(f, &r, &c);
@@ -664,8 +679,8 @@ struct KgWgmma {
       acc[f] = 0.0f;
       if (m >= M || n >= N) continue;
       for (int64_t k = 0; k < K; ++k) {
-        const float a = kg_widen(AK ? A[m * lda + k] : A[k * lda + m]);
-        const float b = kg_widen(BKM ? B[n * ldb + k] : B[k * ldb + n]);
+        const float a = kg_widen(AK ? A(m, k) : A(k, m));
+        const float b = kg_widen(BKM ? B(n, k) : B(k, n));
         acc[f] += a * b;
       }
     }

@@ -64,10 +64,12 @@ func groupRows(k *ir.Kernel, cols bool, lim Limits) []group {
 	return groups
 }
 
-// isRowMember reports whether s could be a fused member: a let whose value
-// reduces along its rows.
+// isRowMember reports whether s could be a fused member: a let or an
+// output whose value reduces along its rows. A fused output (a row's
+// statistics that the kernel also returns, such as a quantization's
+// scales) is stored by the launch as well as kept on chip.
 func isRowMember(s *ir.Stmt) bool {
-	return s.Target.Kind == ir.Let && ir.Classify(s) == ir.InnerReduction && unguarded(s.Value)
+	return (s.Target.Kind == ir.Let || s.Target.Kind == ir.Output) && ir.Classify(s) == ir.InnerReduction && unguarded(s.Value)
 }
 
 // unguarded reports whether every reduction in e is evaluated whenever e

@@ -141,12 +141,18 @@ func SizeText(e ir.Expr) string {
 	return strings.TrimSpace(ir.Format(Simplify(e)))
 }
 
-// computes names the tensors a launch writes, its siblings' after its
-// statement's, comma-separated.
+// computes names the tensors a launch writes, its statement's, then its
+// siblings', then the fused outputs' (a row's statistics it also stores),
+// comma-separated.
 func computes(l *Launch) string {
 	names := []string{l.Stmt.Target.Name}
 	for _, s := range l.Also {
 		names = append(names, s.Target.Name)
+	}
+	for _, s := range l.Fused {
+		if s.Target.Kind == ir.Output {
+			names = append(names, s.Target.Name)
+		}
 	}
 	return strings.Join(names, ",")
 }

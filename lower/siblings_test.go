@@ -53,7 +53,7 @@ instance mixed_a = mixed<N = 1001>
 		"chained_a": "chained_a_0_P:elementwise chained_a_1_Q:elementwise",
 		"shapes_eq": "shapes_eq:elementwise",
 		"shapes_ne": "shapes_ne_0_P:elementwise shapes_ne_1_Q:elementwise",
-		"between_a": "between_a_0_P:elementwise between_a_1_S:row-reduce between_a_2_Q:elementwise",
+		"between_a": "between_a_0_P:elementwise between_a_1_Q:row-reduce", // S fuses into Q's rows
 		"mixed_a":   "mixed_a:elementwise",
 	} {
 		if got := templatesOf(t, prog, name); got != want {
@@ -82,5 +82,38 @@ instance mixed_a = mixed<N = 1001>
 			}
 			return true
 		})
+	}
+}
+
+// TestFusedOutputs: an output that reduces along rows (a row's scale),
+// followed by the statement that reads it at its own row, is one
+// row-reduce launch that stores it too, and the manifest says the launch
+// computes both; an output read at another row keeps its own launch.
+func TestFusedOutputs(t *testing.T) {
+	prog, diags := frontend.CheckSource("fused.kg", `
+kernel scaled<R, D>(X: f32[R, D]) -> (Q: f32[R, D], S: f32[R]) {
+  S[r] = max[d](abs(X[r, d])) / 127
+  Q[r, d] = X[r, d] / S[r]
+}
+kernel shifted<R, D>(X: f32[R, D]) -> (Q: f32[R, D], S: f32[R]) {
+  S[r] = max[d](abs(X[r, d]))
+  Q[r, d] = X[r, d] / (S[(r + 1) % R] + 1)
+}
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	p, err := lower.Build(prog.Kernel("scaled"), nil, "scaled", lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Launches) != 1 || p.Launches[0].Template.Name() != "row-reduce" || len(p.Launches[0].Fused) != 1 {
+		t.Fatalf("scaled: %s", lower.Print(p))
+	}
+	if got := lower.Describe(p, "h").Launches[0].Computes; got != "Q,S" {
+		t.Errorf("scaled computes %q, want Q,S", got)
+	}
+	if got := templatesOf(t, prog, "shifted"); got != "shifted_0_S:row-reduce shifted_1_Q:elementwise" {
+		t.Errorf("shifted: %s", got)
 	}
 }

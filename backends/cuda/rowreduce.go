@@ -139,6 +139,18 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("      %s = %s;\n", reg, e.expr(s.Value))
 		e.printf("    }\n")
 		e.regs[s.Target] = reg
+		if s.Target.Kind == ir.Output {
+			// A fused output: the row's first thread stores it too.
+			first := e.rowTid + " == 0"
+			if live != "" {
+				first += " && " + live
+			}
+			var at []ir.Expr
+			for _, ix := range rows {
+				at = append(at, &ir.IndexRef{Index: ix})
+			}
+			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(at, s.Target.Shape), reg)
+		}
 	}
 	// The row's outputs: no shuffles from here on but the single result's
 	// reductions, so a group whose row is past the end may skip them.

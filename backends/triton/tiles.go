@@ -54,6 +54,9 @@ func (e *emitter) rowReduce() {
 		reg := e.fresh("kg_" + m.Target.Name)
 		e.line("%s = %s", reg, v)
 		e.regs[m.Target] = reg
+		if m.Target.Kind == ir.Output {
+			e.regsStore(m, reg) // a fused output, stored too
+		}
 	}
 	if len(s.Index) == l.RowDims {
 		v := e.rowValue(s.Value, fits)

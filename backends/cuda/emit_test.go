@@ -180,3 +180,27 @@ func TestNarrowExtents(t *testing.T) {
 		}
 	}
 }
+
+// TestInRange: a load's bounds test is dropped only for a bare index whose
+// range lies inside the dimension (known sizes, or the same symbol); a
+// shifted index, a range past the end or one from below zero keeps it.
+func TestInRange(t *testing.T) {
+	n := &ir.Dim{Name: "N"}
+	at := func(lo, hi ir.Expr) ir.Expr { return &ir.IndexRef{Index: &ir.Index{Name: "i", Lo: lo, Hi: hi}} }
+	for _, c := range []struct {
+		ix, dim ir.Expr
+		want    bool
+	}{
+		{at(ir.IntConst(0), ir.IntConst(16)), ir.IntConst(16), true},
+		{at(ir.IntConst(2), ir.IntConst(10)), ir.IntConst(16), true},
+		{at(ir.IntConst(0), ir.IntConst(17)), ir.IntConst(16), false},
+		{at(ir.IntConst(-1), ir.IntConst(16)), ir.IntConst(16), false},
+		{at(ir.IntConst(0), &ir.DimRef{Dim: n}), &ir.DimRef{Dim: n}, true},
+		{at(ir.IntConst(0), &ir.DimRef{Dim: n}), ir.IntConst(16), false},
+		{&ir.Binary{Op: ir.Sub, X: at(ir.IntConst(0), ir.IntConst(16)), Y: ir.IntConst(1)}, ir.IntConst(16), false},
+	} {
+		if got := inRange(c.ix, c.dim); got != c.want {
+			t.Errorf("%s in %s: %t, want %t", ir.Format(c.ix), ir.Format(c.dim), got, c.want)
+		}
+	}
+}

@@ -484,6 +484,22 @@ struct KgWgmma {
     return desc(b + kk * 2048, (BK / 8) * 1024, 1024);
   }
 
+  // multiply issues the warpgroup's products of one stage (A's tile at a,
+  // B's at b) into acc, then waits until only these are in flight: the
+  // previous stage's are done.
+  static __device__ __forceinline__ void multiply(float* acc, const unsigned char* a, const unsigned char* b) {
+    const int g = threadIdx.x / 128;
+    kg_wgmma_fence_acc<ACC>(acc);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk)
+#pragma unroll
+      for (int i = 0; i < MI; ++i) Op::mma(acc + i * (BN / 2), adesc(a, g * WM + i * 64, kk), bdesc(b, kk));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    kg_wgmma_fence_acc<ACC>(acc);
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+  }
+
   // run computes the tile at (m0, n0) of matrices A and B in memory, lda
   // and ldb elements to a stored row, cp.async for both where VEC holds.
   template <bool VEC>
@@ -500,7 +516,6 @@ struct KgWgmma {
     // The swizzle is on address bits: align the ring to its 1024-byte atom.
     const unsigned base = (unsigned)__cvta_generic_to_shared(smem);
     unsigned char* ring = smem + ((1024 - (base & 1023)) & 1023);
-    const int g = threadIdx.x / 128;
 #pragma unroll
     for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
     const int KT = (int)((K + BK - 1) / BK);
@@ -523,15 +538,7 @@ struct KgWgmma {
       kg_cp_async_commit();
       const unsigned char* a = ring + (kt % STAGES) * (ABYTES + BBYTES);
       const unsigned char* b = a + ABYTES;
-      kg_wgmma_fence_acc<ACC>(acc);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-        for (int i = 0; i < MI; ++i) Op::mma(acc + i * (BN / 2), adesc(a, g * WM + i * 64, kk), bdesc(b, kk));
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      kg_wgmma_fence_acc<ACC>(acc);
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // tile kt - 1's products are done
+      multiply(acc, a, b);  // tile kt - 1's products are done
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     kg_wgmma_fence_acc<ACC>(acc);
@@ -634,7 +641,6 @@ struct KgWgmma {
   // k-steps. Each consumer warp frees a stage once its products are done.
   static __device__ __forceinline__ void consume(const T*, const T*, int64_t, int64_t, int64_t, int64_t, int64_t K,
                                                  int64_t, int64_t, float* acc, Ring r, int& s, unsigned& phase) {
-    const int g = threadIdx.x / 128;
     const bool lead = threadIdx.x % 32 == 0;
 #pragma unroll
     for (int f = 0; f < ACC; ++f) acc[f] = 0.0f;
@@ -644,15 +650,7 @@ struct KgWgmma {
       kg_mbar_wait(&r.full[s], phase);
       const unsigned char* a = r.ring + s * (ABYTES + BBYTES);
       const unsigned char* b = a + ABYTES;
-      kg_wgmma_fence_acc<ACC>(acc);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-        for (int i = 0; i < MI; ++i) Op::mma(acc + i * (BN / 2), adesc(a, g * WM + i * 64, kk), bdesc(b, kk));
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      kg_wgmma_fence_acc<ACC>(acc);
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // the previous stage's products are done
+      multiply(acc, a, b);  // the previous stage's products are done
       if (prev >= 0 && lead) kg_mbar_arrive(&r.empty[prev]);
       prev = s;
       if (++s == STAGES) s = 0, phase ^= 1;

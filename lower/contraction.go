@@ -361,13 +361,9 @@ func (t matmulTemplate) Space() map[string][]int64 {
 }
 
 // Version: 2 since the simt tile moves aligned operands in vector chunks
-// and takes BLOCKS_PER_SM.
-func (t matmulTemplate) Version() int {
-	if t.mma {
-		return 1
-	}
-	return 2
-}
+// and takes BLOCKS_PER_SM, and since the mma tile's epilogue stores
+// column pairs.
+func (t matmulTemplate) Version() int { return 2 }
 
 // Default: for tensor cores, 128 x 128 tiles of 8 warps with
 // double-buffered fragments, or 256 x 128 tiles when the product is known

@@ -85,7 +85,7 @@ func TestBuildUsesTuningDB(t *testing.T) {
 	db := &tune.DB{Path: filepath.Join(dir, "tune.jsonl")}
 	rec := func(device, config string, us float64, kind string) tune.Record {
 		return tune.Record{Kind: kind, Kernel: "mm_4k", Hash: ir.Hash(mm.Kernel), Shape: mm.Env.String(), Dims: envDims(mm.Env),
-			Device: tune.Device{Name: device, CC: "9.0"}, Target: "cuda:sm_90a", Templates: []string{"matmul-wgmma@1"},
+			Device: tune.Device{Name: device, CC: "9.0"}, Target: "cuda:sm_90a", Templates: []string{"matmul-wgmma@2"},
 			Configs: []string{config}, Time: &kgrt.Timing{MedianUS: us}}
 	}
 	if err := db.Append(

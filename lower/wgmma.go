@@ -50,7 +50,10 @@ func (matmulWgmma) Space() map[string][]int64 {
 // enough of them to fill a large GPU twice over, else 128 x 128; four
 // stages (two tiles in flight while one multiplies). bf16 4096^3 on the
 // H100, 2026-11-23: 304 us (452 TFLOP/s) with 128 x 256, 331 with
-// 256 x 128; with 3 stages 364 and 366.
+// 256 x 128; with 3 stages 364 and 366. TMA wherever it applies (no batch
+// indices): 2026-11-26, 206 us with 128 x 256 against 277 without, the
+// best of an exhaustive search within the noise
+// (testsuite/results/2026-11-26-h100-s13-tma/).
 func (t matmulWgmma) Default(l *Launch) Config {
 	c := Config{"BM": 128, "BN": 128, "WGS": 2, "STAGES": 4, "TMA": 0}
 	m := MatchMatmul(l.Stmt)

@@ -48,11 +48,7 @@ func (a access) index() []ir.Expr {
 	if a.load != nil {
 		return a.load.Index
 	}
-	var out []ir.Expr
-	for _, ix := range a.stmt.Index {
-		out = append(out, &ir.IndexRef{Index: ix})
-	}
-	return out
+	return Refs(a.stmt.Index)
 }
 
 type axisPair struct{ a, b *ir.Index }

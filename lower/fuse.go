@@ -276,7 +276,6 @@ func Mentions(x ir.Expr, ix *ir.Index) bool {
 	return found
 }
 
-// constExtent is the number of points of axes when it is a constant.
 // ExtentAtMost reports whether the points of axes are known and at most
 // limit (a positive bound; no overflow on the way): a flat index over
 // them, and every quotient of it, then fits in a narrower integer.
@@ -292,6 +291,7 @@ func ExtentAtMost(axes []*ir.Index, limit int64) bool {
 	return true
 }
 
+// constExtent is the number of points of axes when it is a constant.
 func constExtent(axes []*ir.Index) (int64, bool) {
 	n := int64(1)
 	for _, ax := range axes {

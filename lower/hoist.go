@@ -48,14 +48,14 @@ func hoistReductions(k *ir.Kernel) {
 			// A reduction written twice reads the first one's let (equal
 			// reductions read the same indices).
 			if j := slices.IndexFunc(done, func(h hoisted) bool { return ir.Equal(h.r, r) }); j >= 0 {
-				replace(s, r, &ir.Load{Tensor: done[j].t, Index: refs(free), Span: r.Span})
+				replace(s, r, &ir.Load{Tensor: done[j].t, Index: Refs(free), Span: r.Span})
 				continue
 			}
 			index, shape, subst := copies(free)
 			t := &ir.Tensor{Name: fresh(names(k), s.Target.Name+"_red"), Span: r.Span, Kind: ir.Let, DType: r.T, Shape: shape}
 			insertLet(k, i, &ir.Stmt{Target: t, Index: index, Span: s.Span, Value: ir.Substitute(r, subst)})
 			i++
-			replace(s, r, &ir.Load{Tensor: t, Index: refs(free), Span: r.Span})
+			replace(s, r, &ir.Load{Tensor: t, Index: Refs(free), Span: r.Span})
 			done = append(done, hoisted{r, t})
 		}
 	}

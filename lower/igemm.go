@@ -312,12 +312,8 @@ func (t igemmTemplate) Default(l *Launch) Config {
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	g := MatchIGemm(l.Stmt)
-	small := func(ix []*ir.Index) bool {
-		n, ok := Simplify(Extent(ix)).(*ir.Const)
-		return ok && n.I <= 64
-	}
 	// Warp tiles of 32 x 32 for the smaller tiles.
-	switch m, n := small(g.M), small(g.N); {
+	switch m, n := atMost64(g.M), atMost64(g.N); {
 	case m && n:
 		c["BM"], c["BN"], c["WARPS_M"], c["WARPS_N"] = 64, 64, 2, 2
 	case m:
@@ -338,11 +334,24 @@ func TileShape(l *Launch) (bm, bn int64) {
 	return SimtTile, SimtTile
 }
 
-func (t igemmTemplate) Grid(l *Launch) Grid {
+// atMost64 reports whether indices ix are known to have at most 64
+// points: a product dimension no larger than a 64-wide tile.
+func atMost64(ix []*ir.Index) bool {
+	n, ok := Simplify(Extent(ix)).(*ir.Const)
+	return ok && n.I <= 64
+}
+
+// igemmTiles is the number of output tiles of an igemm launch (times its
+// batch), as Tiles is a matmul's.
+func igemmTiles(l *Launch) ir.Expr {
 	g := MatchIGemm(l.Stmt)
 	bm, bn := TileShape(l)
-	tiles := Simplify(mul(Extent(g.Batch), mul(cdiv(Extent(g.M), bm), cdiv(Extent(g.N), bn))))
-	gr := Grid{Blocks: capBlocks(tiles), Threads: SimtThreads}
+	return Simplify(mul(Extent(g.Batch), mul(cdiv(Extent(g.M), bm), cdiv(Extent(g.N), bn))))
+}
+
+func (t igemmTemplate) Grid(l *Launch) Grid {
+	g := MatchIGemm(l.Stmt)
+	gr := Grid{Blocks: capBlocks(igemmTiles(l)), Threads: SimtThreads}
 	c := l.Config
 	if t.mma {
 		gr.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]

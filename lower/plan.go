@@ -83,6 +83,11 @@ func (p *Plan) WorkspaceBytes() ir.Expr {
 	if n := p.scratch(); n > 0 {
 		return Simplify(add(p.ScratchOffset(), ir.IntConst(n)))
 	}
+	return p.letsEnd()
+}
+
+// letsEnd is where the last materialized let's slot ends (0 for none).
+func (p *Plan) letsEnd() ir.Expr {
 	if len(p.Workspace) == 0 {
 		return ir.IntConst(0)
 	}
@@ -99,8 +104,7 @@ func (p *Plan) ScratchOffset() ir.Expr {
 	if len(p.Workspace) == 0 {
 		return ir.IntConst(0)
 	}
-	last := p.Workspace[len(p.Workspace)-1]
-	return Simplify(alignUp(add(last.Offset, last.Bytes), SlotAlign))
+	return Simplify(alignUp(p.letsEnd(), SlotAlign))
 }
 
 // scratcher is a template whose launches need workspace of their own

@@ -283,7 +283,7 @@ func partials(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, parts int64, chunked func(
 
 	// s combines the chunks' results in order.
 	c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
-	read := &ir.Load{Tensor: t, Index: refs(append([]*ir.Index{c}, s.Index...)), Span: r.Span}
+	read := &ir.Load{Tensor: t, Index: Refs(append([]*ir.Index{c}, s.Index...)), Span: r.Span}
 	replace(s, r, &ir.Reduce{Op: r.Op, Axes: []*ir.Index{c}, Body: read, T: r.T, Span: r.Span})
 	return p
 }
@@ -302,8 +302,8 @@ func copies(ixs []*ir.Index) (index []*ir.Index, shape []ir.Expr, subst map[*ir.
 	return index, shape, subst
 }
 
-// refs reads ixs, in order: a load's index expressions.
-func refs(ixs []*ir.Index) []ir.Expr {
+// Refs reads ixs, in order: a load's (or a store's) index expressions.
+func Refs(ixs []*ir.Index) []ir.Expr {
 	var out []ir.Expr
 	for _, ix := range ixs {
 		out = append(out, &ir.IndexRef{Index: ix})

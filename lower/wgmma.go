@@ -83,8 +83,9 @@ func (matmulWgmma) Check(l *Launch) error {
 	if c["TMA"] == 1 && c["WGS"] > 1 {
 		regs = wgmmaConsumerRegs
 	}
+	m := MatchMatmul(l.Stmt)
 	switch {
-	case c["TMA"] == 1 && batched(l):
+	case c["TMA"] == 1 && m != nil && len(m.Batch) > 0:
 		return fmt.Errorf("TMA = 1 copies two-dimensional operands: this product has batch indices")
 	case c["STAGES"] < 3:
 		return fmt.Errorf("the wgmma pipeline needs STAGES >= 3, not %d", c["STAGES"])
@@ -95,7 +96,6 @@ func (matmulWgmma) Check(l *Launch) error {
 	case acc > 128 || acc+wgmmaOtherRegs > regs:
 		return fmt.Errorf("%d accumulators a thread (BM / WGS x BN / 128) and about %d other registers do not fit in registers (%d a thread of %d, at most 128 accumulators)", acc, wgmmaOtherRegs, regs, threads)
 	}
-	m := MatchMatmul(l.Stmt)
 	if m == nil {
 		return nil
 	}
@@ -125,11 +125,6 @@ func wgmmaStaging(c Config, aK, bK bool) error {
 // wgmmaConsumerRegs is what each of two or more consumer warpgroups
 // takes with TMA (setmaxnreg), the producer keeping 40.
 const wgmmaConsumerRegs = 232
-
-func batched(l *Launch) bool {
-	m := MatchMatmul(l.Stmt)
-	return m != nil && len(m.Batch) > 0
-}
 
 // wgmmaOtherRegs is about what a wgmma thread holds besides its
 // accumulators: addresses, loop state, descriptors. On the H100
@@ -190,14 +185,10 @@ func (igemmWgmma) Space() map[string][]int64 {
 func (igemmWgmma) Default(l *Launch) Config {
 	c := Config{"BM": 128, "BN": 128, "WGS": 2, "STAGES": 4}
 	g := MatchIGemm(l.Stmt)
-	small := func(ix []*ir.Index) bool {
-		n, ok := Simplify(Extent(ix)).(*ir.Const)
-		return ok && n.I <= 64
-	}
-	if small(g.N) {
+	if atMost64(g.N) {
 		c["BN"] = 64
 	}
-	if small(g.M) {
+	if atMost64(g.M) {
 		c["BM"], c["WGS"] = 64, 1
 	}
 	return c
@@ -214,8 +205,5 @@ func (t igemmWgmma) Check(l *Launch) error {
 }
 
 func (igemmWgmma) Grid(l *Launch) Grid {
-	g := MatchIGemm(l.Stmt)
-	bm, bn := TileShape(l)
-	tiles := Simplify(mul(Extent(g.Batch), mul(cdiv(Extent(g.M), bm), cdiv(Extent(g.N), bn))))
-	return Grid{Blocks: capBlocks(tiles), Threads: 128 * l.Config["WGS"], Smem: WgmmaSmem(l.Config), MinBlocks: 1}
+	return Grid{Blocks: capBlocks(igemmTiles(l)), Threads: 128 * l.Config["WGS"], Smem: WgmmaSmem(l.Config), MinBlocks: 1}
 }

@@ -90,11 +90,7 @@ func (e *emitter) colGroup(l *lower.Launch) {
 		e.printf("  const bool kg_vec = %s;  // whole aligned vectors of columns\n", e.alignedRows(conds, append(append([]*ir.Tensor{}, cached...), g.Final.Target), nil, vec))
 	}
 	point := func(axis *ir.Index) []ir.Expr {
-		var idx []ir.Expr
-		for _, ix := range g.Outer {
-			idx = append(idx, &ir.IndexRef{Index: ix})
-		}
-		return append(idx, &ir.IndexRef{Index: axis}, &ir.IndexRef{Index: g.C})
+		return lower.Refs(append(slices.Clone(g.Outer), axis, g.C))
 	}
 
 	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")

@@ -233,11 +233,12 @@ func (e *emitter) decompose(indent, flat, rest string, ix []*ir.Index) {
 // multiply-high and a shift each instead of a 64-bit sequence.
 func (e *emitter) decomposeAs(indent, decl, flat, rest string, ix []*ir.Index) {
 	narrow := len(ix) > 1 && narrowExtents(ix)
-	if narrow {
-		e.printf("%suint32_t %s = (uint32_t)(%s);\n", indent, rest, flat)
-		flat = rest
-	} else if len(ix) > 1 {
-		e.printf("%sint64_t %s = %s;\n", indent, rest, flat)
+	if len(ix) > 1 {
+		if narrow {
+			e.printf("%suint32_t %s = (uint32_t)(%s);\n", indent, rest, flat)
+		} else {
+			e.printf("%sint64_t %s = %s;\n", indent, rest, flat)
+		}
 		flat = rest
 	}
 	for j := len(ix) - 1; j >= 0; j-- {
@@ -267,10 +268,7 @@ func narrowExtents(ix []*ir.Index) bool { return lower.ExtentAtMost(ix, 1<<31) }
 
 // store writes the statement's value at its point.
 func (e *emitter) store(indent string, s *ir.Stmt) {
-	var refs []ir.Expr
-	for _, ix := range s.Index {
-		refs = append(refs, &ir.IndexRef{Index: ix})
-	}
+	refs := lower.Refs(s.Index)
 	e.printf("%s%s[%s] = %s;\n", indent, name(s.Target.Name), e.linear(refs, s.Target.Shape), e.expr(s.Value))
 }
 
@@ -420,10 +418,7 @@ func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
 			e.aliasLoads(st, ld, v+".v[kg_v]")
 		}
 	}
-	var refs []ir.Expr
-	for _, ix := range s.Index {
-		refs = append(refs, &ir.IndexRef{Index: ix})
-	}
+	refs := lower.Refs(s.Index)
 	// One output vector a statement: kg_vy, then kg_vy1, kg_vy2, ... for
 	// the siblings.
 	vy := func(i int) string {

@@ -177,10 +177,7 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 		e.reduced = nil
 		e.printf("          }\n")
 		// Stored at the run's first column.
-		var refs []ir.Expr
-		for _, ix := range s.Index {
-			refs = append(refs, &ir.IndexRef{Index: ix})
-		}
+		refs := lower.Refs(s.Index)
 		e.printf("          {\n")
 		e.printf("            const int64_t kg_n = kg_n0;\n")
 		e.decompose("            ", "kg_n", "kg_nrest", cols)

@@ -145,11 +145,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			if live != "" {
 				first += " && " + live
 			}
-			var at []ir.Expr
-			for _, ix := range rows {
-				at = append(at, &ir.IndexRef{Index: ix})
-			}
-			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(at, s.Target.Shape), reg)
+			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(lower.Refs(rows), s.Target.Shape), reg)
 		}
 	}
 	// The row's outputs: no shuffles from here on but the single result's
@@ -245,10 +241,7 @@ const stageBatch = 8
 // Element i of the row is then kg_s_X[i + kg_sh_X]. A barrier follows:
 // the passes over the row read what other threads copied.
 func (e *emitter) stageRows(indent string) {
-	var idx []ir.Expr
-	for _, ix := range e.rowIndex {
-		idx = append(idx, &ir.IndexRef{Index: ix})
-	}
+	idx := lower.Refs(e.rowIndex)
 	idx = append(idx, ir.IntConst(0))
 	n, b := e.stageN, int64(stageBatch)
 	for _, t := range e.staged {
@@ -295,10 +288,7 @@ func (e *emitter) declareRows(indent, prefix string) {
 // loadRows loads the current row (the row variables in scope) of every
 // cached input into its array named prefix + the input's name.
 func (e *emitter) loadRows(indent, prefix string) {
-	var idx []ir.Expr
-	for _, ix := range e.rowIndex {
-		idx = append(idx, &ir.IndexRef{Index: ix})
-	}
+	idx := lower.Refs(e.rowIndex)
 	idx = append(idx, ir.IntConst(0))
 	for _, t := range e.cached {
 		ct := e.cType(t.DType)
@@ -343,10 +333,7 @@ func (e *emitter) loadRows(indent, prefix string) {
 func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	col := s.Index[len(s.Index)-1]
 	t, v, n := e.cType(s.Target.DType), lower.StageChunk(s.Target.DType), e.stageN
-	var idx []ir.Expr
-	for _, ix := range s.Index[:len(s.Index)-1] {
-		idx = append(idx, &ir.IndexRef{Index: ix})
-	}
+	idx := lower.Refs(s.Index[:len(s.Index)-1])
 	idx = append(idx, ir.IntConst(0))
 	e.printf("%s{\n", indent)
 	in := indent + "  "
@@ -560,10 +547,7 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 		e.printf("%s}\n", in)
 		e.aliasLoads(s, ld, x+".v[kg_e]")
 	}
-	var refs []ir.Expr
-	for _, ix := range s.Index {
-		refs = append(refs, &ir.IndexRef{Index: ix})
-	}
+	refs := lower.Refs(s.Index)
 	e.printf("%sKgVec<%s, %d> kg_vy;\n", in, out, v)
 	e.printf("%s#pragma unroll\n", in)
 	e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)

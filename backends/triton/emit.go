@@ -315,10 +315,7 @@ func (e *emitter) store(s *ir.Stmt, mask string) { e.storeOnly(s, mask, "") }
 // under only: a row-reduce program's rows that exist, whose loads of the
 // row's elements are the ones its reductions made.
 func (e *emitter) storeOnly(s *ir.Stmt, mask, only string) {
-	var refs []ir.Expr
-	for _, ix := range s.Index {
-		refs = append(refs, &ir.IndexRef{Index: ix})
-	}
+	refs := lower.Refs(s.Index)
 	val := e.value(s.Value, mask)
 	mask = and(mask, only)
 	ptr := name(s.Target.Name) + " + " + e.linear(refs, s.Target.Shape)

@@ -119,10 +119,7 @@ func (e *emitter) laneMask(n int64) string {
 
 // regsStore stores v, the value of a statement with one point per row.
 func (e *emitter) regsStore(s *ir.Stmt, v string) {
-	var refs []ir.Expr
-	for _, ix := range s.Index {
-		refs = append(refs, &ir.IndexRef{Index: ix})
-	}
+	refs := lower.Refs(s.Index)
 	ptr := name(s.Target.Name)
 	if len(s.Index) > 0 {
 		ptr += " + " + e.linear(refs, s.Target.Shape)

@@ -357,13 +357,13 @@ func (t matmulTemplate) Space() map[string][]int64 {
 			"BLOCKS_PER_SM": {1, 2}, "FRAGS": {1, 2},
 		}
 	}
-	return map[string][]int64{"BK": {8, 16}, "BLOCKS_PER_SM": {1, 2}}
+	return map[string][]int64{"BM": {64, 128}, "BN": {64, 128}, "BK": {8, 16}, "BLOCKS_PER_SM": {1, 2}}
 }
 
 // Version: 2 since the simt tile moves aligned operands in vector chunks
 // and takes BLOCKS_PER_SM, and since the mma tile's epilogue stores
-// column pairs.
-func (t matmulTemplate) Version() int { return 2 }
+// column pairs; 3 since the simt tile takes BM and BN.
+func (t matmulTemplate) Version() int { return 3 }
 
 // Default: for tensor cores, 128 x 128 tiles of 8 warps with
 // double-buffered fragments, or 256 x 128 tiles when the product is known
@@ -374,7 +374,7 @@ func (t matmulTemplate) Version() int { return 2 }
 func (t matmulTemplate) Default(l *Launch) Config {
 	if !t.mma {
 		m := MatchMatmul(l.Stmt)
-		return simtDefault(m.Reduce.T, slices.Concat(m.M, m.N, []*ir.Index{m.K}), true)
+		return simtDefault(m.Reduce.T, m.Batch, m.M, m.N, []*ir.Index{m.K}, true)
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	if m := MatchMatmul(l.Stmt); m != nil && m.Elem.Size() == 2 && fillsTwice(m, 256, 128) {
@@ -383,23 +383,60 @@ func (t matmulTemplate) Default(l *Launch) Config {
 	return c
 }
 
-// simtDefault is the CUDA-core tile's default: slices of BK = 8 and,
-// where the product is specialized (every extent known), its accumulator
-// 4 bytes or less and its operands matrices in memory (strided), two
-// blocks a multiprocessor, which caps a thread at 128 registers. On the
-// H100 (2026-11-26, testsuite/results/2026-11-26-h100-s6-simt/) that was
-// the fastest or within 11% of the fastest of the four configurations for
+// simtDefault is the CUDA-core tile's default for a product of batch x
+// rows x cols outputs over k: slices of BK = 8 and, where the product is
+// specialized (every extent known), its accumulator 4 bytes or less and
+// its operands matrices in memory (strided), two blocks a
+// multiprocessor, which caps a thread at 128 registers. On the H100
+// (2026-11-26, testsuite/results/2026-11-26-h100-s6-simt/) that was the
+// fastest or within 11% of the fastest of the four configurations for
 // each of the suite's 11 f32 products (BK = 16 with one block lost up to
 // 1.6x on some: kb_matmul_bt 411 against 665 us with BK = 8 and one
 // block, ptxas scheduling the shared-memory reads differently); under the
 // cap a kernel of run-time sizes, which holds both the vector and the
 // element paths, or a gathered operand, spills hundreds of bytes.
-func simtDefault(acc ir.DType, extents []*ir.Index, strided bool) Config {
+//
+// The tile is 128 x 128 (simtTile) unless the product is known to have
+// fewer such tiles than bigGPU multiprocessors.
+func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) Config {
 	c := Config{"BK": 8, "BLOCKS_PER_SM": 1}
-	if _, known := constExtent(extents); known && strided && acc.Size() <= 4 {
+	c["BM"], c["BN"] = simtTile(batch, rows, cols)
+	if _, known := constExtent(slices.Concat(batch, rows, cols, k)); known && strided && acc.Size() <= 4 {
 		c["BLOCKS_PER_SM"] = 2
 	}
 	return c
+}
+
+// simtTile is the CUDA-core tile for batch x rows x cols outputs: 128 x
+// 128, halved along a side of at most 64 points (a convolution's 32
+// filters, which would leave most of each tile idle), then along the
+// rows, then the columns, while the product is known to have fewer tiles
+// than bigGPU multiprocessors (a 3x3 convolution with stride 2 over
+// 6272 pixels and 128 filters is 49 tiles of 128 x 128, 196 of 64 x 64).
+func simtTile(batch, rows, cols []*ir.Index) (bm, bn int64) {
+	bm, bn = 128, 128
+	b, bok := constExtent(batch)
+	m, mok := constExtent(rows)
+	n, nok := constExtent(cols)
+	if !bok || !mok || !nok {
+		return bm, bn
+	}
+	tiles := func() int64 { return b * ((m + bm - 1) / bm) * ((n + bn - 1) / bn) }
+	if tiles() >= bigGPU {
+		return bm, bn
+	}
+	if n <= 64 {
+		bn = 64
+	} else if m <= 64 {
+		bm = 64
+	}
+	if tiles() < bigGPU {
+		bm = 64
+	}
+	if tiles() < bigGPU {
+		bn = 64
+	}
+	return bm, bn
 }
 
 // fillsTwice reports whether m is known to have enough whole bm x bn
@@ -415,8 +452,8 @@ func fillsTwice(m *Matmul, bm, bn int64) bool {
 // whole 16 x 16 fragment pairs for every value in the space.)
 func (t matmulTemplate) Check(l *Launch) error {
 	if !t.mma {
-		if m := MatchMatmul(l.Stmt); m != nil && SimtSmem(m, l.Config["BK"]) > MaxStaticSmem {
-			return fmt.Errorf("the operand tiles take %d bytes of static shared memory; at most %d", SimtSmem(m, l.Config["BK"]), MaxStaticSmem)
+		if m := MatchMatmul(l.Stmt); m != nil && SimtSmem(m, l.Config) > MaxStaticSmem {
+			return fmt.Errorf("the operand tiles take %d bytes of static shared memory; at most %d", SimtSmem(m, l.Config), MaxStaticSmem)
 		}
 		return nil
 	}
@@ -432,18 +469,15 @@ func (t matmulTemplate) Check(l *Launch) error {
 // has 132).
 const bigGPU = 132
 
-// SimtTile is the simt template's fixed output tile (BM = BN), computed
-// by SimtThreads threads of 8 x 8 outputs each.
-const (
-	SimtTile    = 128
-	SimtThreads = 256
-)
+// SimtThreads is the simt tile's block: a thread for each 8 x 8 outputs
+// of its BM x BN tile.
+func SimtThreads(c Config) int64 { return c["BM"] / 8 * (c["BN"] / 8) }
 
-// SimtSmem is the simt tile's static shared memory at depth bk: two
-// buffers of bk rows of each operand's tile, padded by 4 elements
-// (prelude.cuh's KgSimt).
-func SimtSmem(m *Matmul, bk int64) int64 {
-	return 2 * bk * (SimtTile + 4) * int64(m.A.Tensor.DType.Size()+m.B.Tensor.DType.Size())
+// SimtSmem is the simt tile's static shared memory under configuration c:
+// two buffers of BK rows of each operand's tile, padded by 4 elements
+// (prelude's KgSimt).
+func SimtSmem(m *Matmul, c Config) int64 {
+	return 2 * c["BK"] * ((c["BM"]+4)*int64(m.A.Tensor.DType.Size()) + (c["BN"]+4)*int64(m.B.Tensor.DType.Size()))
 }
 
 // Tiles is the number of output tiles of a matmul launch.
@@ -454,7 +488,7 @@ func Tiles(l *Launch) ir.Expr {
 }
 
 func (t matmulTemplate) Grid(l *Launch) Grid {
-	g := Grid{Blocks: capBlocks(Tiles(l)), Threads: SimtThreads}
+	g := Grid{Blocks: capBlocks(Tiles(l)), Threads: SimtThreads(l.Config)}
 	c := l.Config
 	if t.mma {
 		g.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]

@@ -308,7 +308,7 @@ func (t igemmTemplate) Check(l *Launch) error     { return matmulTemplate(t).Che
 func (t igemmTemplate) Default(l *Launch) Config {
 	if !t.mma {
 		g := MatchIGemm(l.Stmt)
-		return simtDefault(g.Reduce.T, slices.Concat(g.M, g.N, g.K), g.A.Strided && g.B.Strided)
+		return simtDefault(g.Reduce.T, g.Batch, g.M, g.N, g.K, g.A.Strided && g.B.Strided)
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	g := MatchIGemm(l.Stmt)
@@ -324,15 +324,8 @@ func (t igemmTemplate) Default(l *Launch) Config {
 	return c
 }
 
-// TileShape is the output tile of a matmul or igemm launch: BM x BN for
-// the templates whose space has them (tensor cores, matrix cores), the
-// simt tile otherwise.
-func TileShape(l *Launch) (bm, bn int64) {
-	if bm, bn := l.Config["BM"], l.Config["BN"]; bm > 0 && bn > 0 {
-		return bm, bn
-	}
-	return SimtTile, SimtTile
-}
+// TileShape is the output tile of a matmul or igemm launch, BM x BN.
+func TileShape(l *Launch) (bm, bn int64) { return l.Config["BM"], l.Config["BN"] }
 
 // atMost64 reports whether indices ix are known to have at most 64
 // points: a product dimension no larger than a 64-wide tile.
@@ -351,8 +344,8 @@ func igemmTiles(l *Launch) ir.Expr {
 
 func (t igemmTemplate) Grid(l *Launch) Grid {
 	g := MatchIGemm(l.Stmt)
-	gr := Grid{Blocks: capBlocks(igemmTiles(l)), Threads: SimtThreads}
 	c := l.Config
+	gr := Grid{Blocks: capBlocks(igemmTiles(l)), Threads: SimtThreads(c)}
 	if t.mma {
 		gr.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
 		gr.Smem = mmaRing(g.A.KMajor, g.B.KMajor, g.A.Load.Tensor.DType, c)

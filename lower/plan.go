@@ -199,6 +199,10 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if !reference {
 		hoistReductions(k)
 	}
+	// The statements become DAGs here: a reduction used twice (a GELU's
+	// argument) is one node, which the splits below match and rewrite
+	// once.
+	ir.ShareReductions(k)
 	if env != nil && !reference {
 		splitK(k, lim)
 		splitColumns(k)
@@ -207,7 +211,6 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if errs := ir.Verify(k); len(errs) > 0 {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])
 	}
-	ir.ShareReductions(k) // last: the statements become DAGs
 	p := &Plan{Source: source, Kernel: k, Env: env, Name: name}
 	var groups []group
 	if reference {

@@ -44,11 +44,16 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 			t.Fatalf("%s: template %s, want matmul-simt", k.Name, l.Template.Name())
 		}
 		m := lower.MatchMatmul(l.Stmt)
-		if bk := l.Config["BK"]; bk != want[k.Name] || lower.SimtSmem(m, bk) > lower.MaxStaticSmem {
-			t.Errorf("%s: BK = %d (%d bytes of shared memory), want BK = %d within %d bytes", k.Name, bk, lower.SimtSmem(m, bk), want[k.Name], lower.MaxStaticSmem)
+		if bk := l.Config["BK"]; bk != want[k.Name] || lower.SimtSmem(m, l.Config) > lower.MaxStaticSmem {
+			t.Errorf("%s: BK = %d (%d bytes of shared memory), want BK = %d within %d bytes", k.Name, bk, lower.SimtSmem(m, l.Config), want[k.Name], lower.MaxStaticSmem)
+		}
+		// Two buffers of 16 rows of 132 elements of each operand.
+		deep := lower.SimtSmem(m, lower.Config{"BK": 16, "BM": 128, "BN": 128})
+		if hand := 2 * 16 * 132 * int64(m.A.Tensor.DType.Size()+m.B.Tensor.DType.Size()); deep != hand {
+			t.Errorf("%s: BK=16 takes %d bytes of shared memory, want %d", k.Name, deep, hand)
 		}
 		_, err = lower.Override(p, lower.Config{"BK": 16}, sm80.Limits())
-		if fits := lower.SimtSmem(m, 16) <= lower.MaxStaticSmem; fits != (err == nil) {
+		if fits := deep <= lower.MaxStaticSmem; fits != (err == nil) {
 			t.Errorf("%s: --config BK=16: %v (fits: %v)", k.Name, err, fits)
 		}
 	}
@@ -59,7 +64,10 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 // specialized products of matrices in memory with accumulators of 4 bytes
 // or less. Kernels of run-time sizes, f64 sums and gathered operands (a
 // 3x3 convolution) keep one block; split-K's partial products (an
-// implicit GEMM over strided operands) take two.
+// implicit GEMM over strided operands) take two. The tile is 128 x 128
+// unless a specialized product has fewer such tiles than the H100's 132
+// multiprocessors: then a side of at most 64 points halves first, then
+// the rows, then the columns.
 func TestSimtDefault(t *testing.T) {
 	src := `
 kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
@@ -71,10 +79,14 @@ kernel mm64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 kernel conv<N, C, H, W, F>(X: f32[N, C, H, W], Wt: f32[F, C, 3, 3]) -> (Y: f32[N, F, H, W]) {
   Y[n, f, h, w] = sum[c, kh in 0..3, kw in 0..3]((X[n, c, h + kh - 1, w + kw - 1] ?? 0) * Wt[f, c, kh, kw])
 }
-instance mm_1k = mm<M = 1024, N = 1024, K = 1024>
-instance mm64_1k = mm64<M = 1024, N = 1024, K = 1024>
+instance mm_2k = mm<M = 2048, N = 2048, K = 1024>
+instance mm64_2k = mm64<M = 2048, N = 2048, K = 1024>
 instance conv_kb = conv<N = 16, C = 64, H = 56, W = 56, F = 64>
+instance conv_few = conv<N = 2, C = 64, H = 56, W = 56, F = 128>
+instance conv_thin = conv<N = 4, C = 32, H = 64, W = 64, F = 32>
 instance mm_long_k = mm<M = 256, N = 256, K = 131072>
+instance mm_rect = mm<M = 1024, N = 2048, K = 4096>
+instance mm_wide = mm<M = 64, N = 16384, K = 4096>
 `
 	prog, diags := frontend.CheckSource("simt.kg", src)
 	if diags.HasErrors() {
@@ -85,11 +97,16 @@ instance mm_long_k = mm<M = 256, N = 256, K = 131072>
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"mm":        "matmul-simt BK=8, BLOCKS_PER_SM=1",
-		"mm_1k":     "matmul-simt BK=8, BLOCKS_PER_SM=2",
-		"mm64_1k":   "matmul-simt BK=8, BLOCKS_PER_SM=1",
-		"conv_kb":   "igemm-simt BK=8, BLOCKS_PER_SM=1",
-		"mm_long_k": "igemm-simt BK=8, BLOCKS_PER_SM=2",
+		"mm":        "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
+		"mm_2k":     "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
+		"mm64_2k":   "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
+		"conv_kb":   "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128", // 1568 x 1 tiles
+		"conv_few":  "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=64, BN=64",   // 49 x 1 of 128 x 128, 98 x 1 of 64 x 128
+		"conv_thin": "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=64, BN=64",   // 128 x 1 of 128 x 64
+		"mm_rect":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=64, BN=128", // 8 x 16 of 128 x 128
+		"mm_wide":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=64, BN=64",  // 1 x 128 of 64 x 128
+		// 64 chunks of 2048 x 4 tiles of 128 x 128
+		"mm_long_k": "igemm-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
 	} {
 		var p *lower.Plan
 		if in := prog.Instance(name); in != nil {

@@ -172,7 +172,7 @@ func splitSize(s *ir.Stmt) (parts, chunk int64) {
 
 // MinSplitK is the fewest points of K that each chunk of a split matrix
 // product takes.
-const MinSplitK = 1024
+const MinSplitK = 128
 
 // splitK gives more blocks to matrix products whose output tiles cannot
 // fill the GPU over a long K (256 x 256 x 131072 is four 128 x 128 tiles,

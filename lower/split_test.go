@@ -13,10 +13,10 @@ import (
 // TestSplitK: a matrix product with too few output tiles over a long K is
 // split into partial products over whole chunks of K (an implicit GEMM
 // reading strided operands at the chunk's offset) and a column reduction
-// with the epilogue; products that fill the GPU, whose K has no whole
-// chunks of at least lower.MinSplitK, or whose sizes are not known are
-// not. The split plan computes what the statement does (the interpreter
-// runs both).
+// with the epilogue, also where the epilogue reads the sum twice (a
+// GELU); products that fill the GPU, whose K has no whole chunks of at
+// least lower.MinSplitK, or whose sizes are not known are not. The split
+// plan computes what the statement does (the interpreter runs both).
 func TestSplitK(t *testing.T) {
 	prog, diags := frontend.CheckSource("s.kg", `
 kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N], bias: f32[N]) -> (C: f32[M, N]) {
@@ -25,8 +25,13 @@ kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N], bias: f32[N]) -> (C: f32[M, N]) {
 instance large_k = mm<M = 256, N = 256, K = 131072>
 instance square = mm<M = 4096, N = 4096, K = 4096>
 instance odd_k = mm<M = 256, N = 256, K = 131071>
+kernel gelu<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = 0.5 * sum[k](A[m, k] * B[k, n]) * (1 + erf(sum[k](A[m, k] * B[k, n]) * 0.7071067811865476))
+}
 instance short_k = mm<M = 256, N = 256, K = 1024>
+instance shortest_k = mm<M = 256, N = 256, K = 128>
 instance small = mm<M = 3, N = 5, K = 4096>
+instance linear_gelu = gelu<M = 128, N = 512, K = 1024>
 `)
 	if diags.HasErrors() {
 		t.Fatal(diags.Diags[0].Msg)
@@ -35,9 +40,12 @@ instance small = mm<M = 3, N = 5, K = 4096>
 		"large_k": "large_k_0_C_part:igemm-simt large_k_1_C:col-reduce",
 		"square":  "square:matmul-simt",
 		"odd_k":   "odd_k:matmul-simt",
-		"short_k": "short_k:matmul-simt",
-		"small":   "small_0_C_part:igemm-simt small_1_C:col-reduce",
-		"mm":      "mm:matmul-simt",
+		"short_k": "short_k_0_C_part:igemm-simt short_k_1_C:col-reduce",
+		// K = 128 has no two chunks of 128.
+		"shortest_k":  "shortest_k:matmul-simt",
+		"linear_gelu": "linear_gelu_0_C_part:igemm-simt linear_gelu_1_C:col-reduce",
+		"small":       "small_0_C_part:igemm-simt small_1_C:col-reduce",
+		"mm":          "mm:matmul-simt",
 	}
 	for name, w := range want {
 		if got := templatesOf(t, prog, name); got != w {
@@ -59,12 +67,20 @@ instance small = mm<M = 3, N = 5, K = 4096>
 		t.Errorf("chunk strides %s and %s, want 2048 (of A) and 2048 x 256 (of B)", ir.Format(a), ir.Format(b))
 	}
 
-	in = prog.Instance("small")
-	p, err = lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"small", "linear_gelu"} {
+		in = prog.Instance(name)
+		p, err = lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		samePlan(t, in, p, 5, 1e-5)
 	}
-	samePlan(t, in, p, 5, 1e-5)
+	// 8 chunks of 128: 32 tiles of 128 x 128.
+	in = prog.Instance("linear_gelu")
+	p, _ = lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if s := lower.Print(p); !strings.Contains(s, "let C_part[chunk in 0..8, m in 0..128, n in 0..512]: f32 = sum<f32>[k in 0..128](A[m, chunk * 128 + k] * B[chunk * 128 + k, n])") {
+		t.Errorf("linear_gelu's split:\n%s", s)
+	}
 }
 
 // TestSplitRows: a row reduction with too few outputs to fill the GPU (a

@@ -82,7 +82,13 @@ func TestEmulatedSimt(t *testing.T) {
 			}
 		}
 	}
-	emulateFile(t, gxx, "testdata/simt.kg")
+	// The instances' few tiles take 64 x 64 by default; every tile shape
+	// of the space, each with 64 or 128 threads along the other side.
+	for _, tile := range [][2]int64{{64, 64}, {64, 128}, {128, 64}, {128, 128}} {
+		t.Run(fmt.Sprintf("%dx%d", tile[0], tile[1]), func(t *testing.T) {
+			emulateFileOn(t, gxx, "testdata/simt.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"matmul-simt.BM": tile[0], "matmul-simt.BN": tile[1]}})
+		})
+	}
 }
 
 // TestEmulatedRows emulates testdata/rows.kg, row reductions whose cached

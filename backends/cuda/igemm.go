@@ -64,7 +64,7 @@ func (e *emitter) igemm(l *lower.Launch) {
 			}
 		}
 	} else {
-		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(g.Reduce.T), c["BK"], ak, bk)
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t, %d, %d>;\n", ta, tb, e.cType(g.Reduce.T), c["BK"], ak, bk, bm, bn)
 	}
 	vec := len(conds) > 0
 	if vec {

@@ -47,7 +47,7 @@ func (e *emitter) matmul(l *lower.Launch) {
 		}
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
 	} else {
-		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t>;\n", ta, tb, e.cType(m.Reduce.T), c["BK"], ak, bk)
+		e.printf("  using kg_tile_t = KgSimt<%s, %s, %s, %d, %t, %t, %d, %d>;\n", ta, tb, e.cType(m.Reduce.T), c["BK"], ak, bk, bm, bn)
 	}
 	// Every tile moves operands in chunks of up to 16 bytes where they
 	// allow (cp.async; a vector load for mfma and simt): every operand row

@@ -1,25 +1,30 @@
-// KgSimt is the CUDA-core tile: 256 threads as 16 x 16, each computing an
-// 8 x 8 block of the 128 x 128 tile (rows ty*4 + {0..3} and 64 + ty*4 +
-// {0..3}, likewise columns with tx), from BK-deep slices of A and B staged
-// through double-buffered shared memory stored K-major-transposed
+// KgSimt is the CUDA-core tile: BM x BN outputs computed by (BM / 8) x
+// (BN / 8) threads, each an 8 x 8 block (rows ty*4 + {0..3} and BM/2 +
+// ty*4 + {0..3}, likewise columns with tx), from BK-deep slices of A and B
+// staged through double-buffered shared memory stored K-major-transposed
 // ([k][m]); the next slice is fetched into registers while the current
 // one is multiplied. mul is the statement's product of one A and one B
-// element in the accumulation type.
+// element in the accumulation type. BM and BN are 64 or 128: 256 threads
+// for the 128 x 128 tile, 64 for 64 x 64, which products with few tiles
+// take so that more multiprocessors work.
 //
 // An operand whose flag (VA, VB) is set is a KgRows whose base and rows are
 // 16-byte aligned and whose contiguous extent is whole 16-byte chunks (the
 // caller checks at run time): it moves in chunks of VW elements, one
 // vector load each, from addresses computed once a tile and stepped by the
 // slice, where the other path loads and bounds-checks every element.
-template <class TA, class TB, class Acc, int BK, bool AK, bool BKM>
+template <class TA, class TB, class Acc, int BK, bool AK, bool BKM, int BM_, int BN_>
 struct KgSimt {
-  static constexpr int BM = 128, BN = 128, THREADS = 256, ACC = 64;
+  static constexpr int BM = BM_, BN = BN_, TX = BN / 8, THREADS = BM / 8 * TX, ACC = 64;
   static constexpr int LA = BM * BK / THREADS, LB = BN * BK / THREADS;
+  static_assert((BM == 64 || BM == 128) && (BN == 64 || BN == 128), "KgSimt tiles are 64 or 128 wide");
 
-  static __device__ __forceinline__ int at(int i, int t) { return i < 4 ? t * 4 + i : 64 + t * 4 + i - 4; }
+  // at is the row (of a tile side of n) of a thread's i-th accumulator
+  // along it, t the thread's position along the side.
+  static __device__ __forceinline__ int at(int i, int t, int n) { return i < 4 ? t * 4 + i : n / 2 + t * 4 + i - 4; }
   static __device__ __forceinline__ void coord(int f, int* row, int* col) {
-    *row = at(f / 8, threadIdx.x / 16);
-    *col = at(f % 8, threadIdx.x % 16);
+    *row = at(f / 8, threadIdx.x / TX, BM);
+    *col = at(f % 8, threadIdx.x % TX, BN);
   }
 
   // Stage moves one operand's BK-deep slices of the tile (ROWS rows of M
@@ -114,7 +119,7 @@ struct KgSimt {
                                              int64_t n0, Acc* acc, Mul mul) {
     TA(*sA)[BK][BM + 4] = smem().a;
     TB(*sB)[BK][BN + 4] = smem().b;
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+    const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
     // Consecutive threads take consecutive elements (or chunks) of the
     // operand's contiguous dimension, so that global reads coalesce.
     Stage<TA, BM, LA, AK, VA> a;
@@ -143,8 +148,8 @@ struct KgSimt {
         TB y[8];
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
-          x[i] = sA[buf][k][at(i, ty)];
-          y[i] = sB[buf][k][at(i, tx)];
+          x[i] = sA[buf][k][at(i, ty, BM)];
+          y[i] = sB[buf][k][at(i, tx, BN)];
         }
 #pragma unroll
         for (int i = 0; i < 8; ++i)

@@ -396,8 +396,7 @@ func (t matmulTemplate) Default(l *Launch) Config {
 // cap a kernel of run-time sizes, which holds both the vector and the
 // element paths, or a gathered operand, spills hundreds of bytes.
 //
-// The tile is 128 x 128 (simtTile) unless the product is known to have
-// fewer such tiles than bigGPU multiprocessors.
+// The tile is simtTile's.
 func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) Config {
 	c := Config{"BK": 8, "BLOCKS_PER_SM": 1}
 	c["BM"], c["BN"] = simtTile(batch, rows, cols)
@@ -408,35 +407,37 @@ func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) C
 }
 
 // simtTile is the CUDA-core tile for batch x rows x cols outputs: 128 x
-// 128, halved along a side of at most 64 points (a convolution's 32
-// filters, which would leave most of each tile idle), then along the
-// rows, then the columns, while the product is known to have fewer tiles
-// than bigGPU multiprocessors (a 3x3 convolution with stride 2 over
-// 6272 pixels and 128 filters is 49 tiles of 128 x 128, 196 of 64 x 64).
+// 128 (256 threads), or 128 x 64 or 64 x 128 (128 threads) when the
+// product is known to have fewer 128 x 128 tiles than half of bigGPU's
+// multiprocessors and the halved side gives it more (the columns when
+// both do). Measured on the H100 (2026-11-26,
+// testsuite/results/2026-11-26-h100-s14-simt/sweep.txt, every shape of
+// the space): a stride-2 3x3 convolution of 6272 pixels and 128 filters,
+// 49 tiles of 128 x 128, took 104.90 us, 75.92 with 128 x 64, 97.63 with
+// 64 x 128; split-K's partial products of a 128 x 512 linear layer, 32
+// tiles, 26.05 us, 20.77 with 128 x 64. With 128 tiles a 1024 x 2048
+// product was faster in 64 x 128 tiles with B stored by rows (418 against
+// 539 us) but slower with B stored by columns (462 against 433), and a
+// dilated convolution of 32 filters slower (43.68 against 39.01): such
+// products keep 128 x 128. 64 x 64 tiles (64 threads) were the slowest
+// on all but the smallest products and f64 sums; they are left to tuning.
 func simtTile(batch, rows, cols []*ir.Index) (bm, bn int64) {
-	bm, bn = 128, 128
 	b, bok := constExtent(batch)
 	m, mok := constExtent(rows)
 	n, nok := constExtent(cols)
 	if !bok || !mok || !nok {
-		return bm, bn
+		return 128, 128
 	}
-	tiles := func() int64 { return b * ((m + bm - 1) / bm) * ((n + bn - 1) / bn) }
-	if tiles() >= bigGPU {
-		return bm, bn
+	tiles := func(bm, bn int64) int64 { return b * ((m + bm - 1) / bm) * ((n + bn - 1) / bn) }
+	switch t := tiles(128, 128); {
+	case t >= bigGPU/2:
+		return 128, 128
+	case tiles(128, 64) > t:
+		return 128, 64
+	case tiles(64, 128) > t:
+		return 64, 128
 	}
-	if n <= 64 {
-		bn = 64
-	} else if m <= 64 {
-		bm = 64
-	}
-	if tiles() < bigGPU {
-		bm = 64
-	}
-	if tiles() < bigGPU {
-		bn = 64
-	}
-	return bm, bn
+	return 128, 128
 }
 
 // fillsTwice reports whether m is known to have enough whole bm x bn

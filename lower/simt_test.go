@@ -65,9 +65,9 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 // or less. Kernels of run-time sizes, f64 sums and gathered operands (a
 // 3x3 convolution) keep one block; split-K's partial products (an
 // implicit GEMM over strided operands) take two. The tile is 128 x 128
-// unless a specialized product has fewer such tiles than the H100's 132
-// multiprocessors: then a side of at most 64 points halves first, then
-// the rows, then the columns.
+// unless a specialized product has fewer such tiles than half of the
+// H100's 132 multiprocessors: then 128 x 64 where that gives more tiles,
+// else 64 x 128 where that does.
 func TestSimtDefault(t *testing.T) {
 	src := `
 kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
@@ -82,11 +82,12 @@ kernel conv<N, C, H, W, F>(X: f32[N, C, H, W], Wt: f32[F, C, 3, 3]) -> (Y: f32[N
 instance mm_2k = mm<M = 2048, N = 2048, K = 1024>
 instance mm64_2k = mm64<M = 2048, N = 2048, K = 1024>
 instance conv_kb = conv<N = 16, C = 64, H = 56, W = 56, F = 64>
-instance conv_few = conv<N = 2, C = 64, H = 56, W = 56, F = 128>
-instance conv_thin = conv<N = 4, C = 32, H = 64, W = 64, F = 32>
+instance conv_few = conv<N = 2, C = 64, H = 28, W = 28, F = 128>
+instance conv_thin = conv<N = 1, C = 32, H = 64, W = 64, F = 32>
 instance mm_long_k = mm<M = 256, N = 256, K = 131072>
 instance mm_rect = mm<M = 1024, N = 2048, K = 4096>
-instance mm_wide = mm<M = 64, N = 16384, K = 4096>
+instance mm_wide = mm<M = 64, N = 4096, K = 64>
+instance mm_one = mm<M = 100, N = 100, K = 64>
 `
 	prog, diags := frontend.CheckSource("simt.kg", src)
 	if diags.HasErrors() {
@@ -100,11 +101,12 @@ instance mm_wide = mm<M = 64, N = 16384, K = 4096>
 		"mm":        "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
 		"mm_2k":     "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
 		"mm64_2k":   "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
-		"conv_kb":   "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128", // 1568 x 1 tiles
-		"conv_few":  "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=64, BN=64",   // 49 x 1 of 128 x 128, 98 x 1 of 64 x 128
-		"conv_thin": "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=64, BN=64",   // 128 x 1 of 128 x 64
-		"mm_rect":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=64, BN=128", // 8 x 16 of 128 x 128
-		"mm_wide":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=64, BN=64",  // 1 x 128 of 64 x 128
+		"conv_kb":   "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",  // 1568 x 1 tiles
+		"conv_few":  "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=64",   // 13 x 1 of 128 x 128, 13 x 2 of 128 x 64
+		"conv_thin": "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=64",   // 32 filters x 4096 pixels: 1 x 32 of 128 x 128
+		"mm_rect":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128", // 8 x 16, at least half the GPU
+		"mm_wide":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 32 of 128 x 128, 1 x 64 of 128 x 64
+		"mm_one":    "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 1 of 128 x 128, 1 x 2 of 128 x 64
 		// 64 chunks of 2048 x 4 tiles of 128 x 128
 		"mm_long_k": "igemm-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
 	} {

@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // StmtKind classifies a statement by the loop structure a backend template
 // needs for it.
@@ -191,9 +194,77 @@ func Inlinable(k *Kernel, t *Tensor) (bool, string) {
 	}
 	uses := len(Loads(k, t))
 	if kind := Classify(s); kind != Elementwise {
+		if readAtOwnPoints(k, t) {
+			return true, fmt.Sprintf("it is a %s that one statement without reductions of its own reads only at its own points; its %d use(s) there share one reduction", kind, uses)
+		}
 		return false, fmt.Sprintf("it is a %s; recomputing it at each of its %d uses would repeat the reduction", kind, uses)
 	}
 	return true, fmt.Sprintf("it is elementwise; %d use(s) recompute it", uses)
+}
+
+// readAtOwnPoints reports whether let t's only reader is one statement
+// that has no reduction of its own, reads no other let that has one, and
+// reads t outside any reduction, without a default, at one list of
+// distinct bare indices that are all of the statement's own: a statement
+// point reads one point of t, and no other point reads it. Inlined there,
+// t's value is computed once a point, its copies being equal
+// (ShareReductions makes them one node): silu(z) of a product z is one
+// product with its epilogue.
+func readAtOwnPoints(k *Kernel, t *Tensor) bool {
+	var reader *Stmt
+	var at []Expr
+	for _, s := range k.Stmts {
+		ok, reads := true, false
+		var walk func(e Expr, reduced bool)
+		walk = func(e Expr, reduced bool) {
+			switch e := e.(type) {
+			case *Reduce:
+				ok = false
+				return
+			case *Load:
+				if e.Tensor == t {
+					reads = true
+					if reduced || e.Default != nil || (at != nil && !equalExprs(at, e.Index)) {
+						ok = false
+					}
+					at = e.Index
+				} else if e.Tensor.Kind == Let && e.Tensor != s.Target {
+					if w := k.Writer(e.Tensor); w != nil && Classify(w) != Elementwise {
+						ok = false
+					}
+				}
+			}
+			for _, c := range Children(e) {
+				walk(c, reduced)
+			}
+		}
+		walk(s.Value, false)
+		if !reads {
+			continue
+		}
+		if reader != nil || !ok || s == k.Writer(t) {
+			return false
+		}
+		reader = s
+	}
+	if reader == nil || len(at) != len(reader.Index) {
+		return false
+	}
+	seen := map[*Index]bool{}
+	for _, x := range at {
+		ref, ok := x.(*IndexRef)
+		if !ok || seen[ref.Index] || !slices.Contains(reader.Index, ref.Index) {
+			return false
+		}
+		seen[ref.Index] = true
+	}
+	return true
+}
+
+// equalExprs reports whether two index lists are equal, element by
+// element.
+func equalExprs(a, b []Expr) bool {
+	return slices.EqualFunc(a, b, func(x, y Expr) bool { return Equal(x, y) })
 }
 
 // Work estimates the scalar operations a kernel performs at env: for each

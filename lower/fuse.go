@@ -73,18 +73,21 @@ func isRowMember(s *ir.Stmt) bool {
 }
 
 // unguarded reports whether every reduction in e is evaluated whenever e
-// is: none sits in a branch of ?: or on the right of && or ||. A row-reduce
-// launch computes reductions up front, across the block, so a reduction a
-// condition guards (r > 0 ? max[d](X[r - 1, d]) : 0) must stay generic.
+// is: each is reached at least once outside a branch of ?: and the right
+// of && or || (a reduction shared by the condition and a branch, as in
+// g > 0 ? g : g * slope of a product g, is computed for the condition
+// anyway). A row-reduce launch computes reductions up front, across the
+// block, so a reduction a condition guards (r > 0 ? max[d](X[r - 1, d]) :
+// 0) must stay generic.
 func unguarded(e ir.Expr) bool {
-	ok := true
+	always := map[*ir.Reduce]bool{}
+	var all []*ir.Reduce
 	var visit func(e ir.Expr, guarded bool)
 	visit = func(e ir.Expr, guarded bool) {
 		switch x := e.(type) {
 		case *ir.Reduce:
-			if guarded {
-				ok = false
-			}
+			all = append(all, x)
+			always[x] = always[x] || !guarded
 			return
 		case *ir.Select:
 			visit(x.Cond, guarded)
@@ -103,7 +106,7 @@ func unguarded(e ir.Expr) bool {
 		}
 	}
 	visit(e, false)
-	return ok
+	return !slices.ContainsFunc(all, func(r *ir.Reduce) bool { return !always[r] })
 }
 
 func rowRank(members []*ir.Stmt, final *ir.Stmt) int {

@@ -211,6 +211,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	if errs := ir.Verify(k); len(errs) > 0 {
 		return nil, fmt.Errorf("lower: %s: %v", k.Name, errs[0])
 	}
+	ir.ShareReductions(k) // again: the splits' rewrites may copy a shared node
 	p := &Plan{Source: source, Kernel: k, Env: env, Name: name}
 	var groups []group
 	if reference {

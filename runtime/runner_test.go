@@ -92,6 +92,12 @@ func TestRunnerTimeText(t *testing.T) {
 	if got, want := (TimeSpec{Flush: FlushRead, FlushBytes: 4096}).timeText(50<<20), "25 10 100 read:4096 0"; got != want {
 		t.Errorf("read flush: got %q, want %q", got, want)
 	}
+	if got, want := (TimeSpec{Flush: FlushClean}).timeText(50<<20), "25 10 100 clean:104857600 0"; got != want {
+		t.Errorf("clean flush: got %q, want %q", got, want)
+	}
+	if err := CheckFlush("dirty"); err == nil {
+		t.Error("CheckFlush accepts an unknown kind")
+	}
 	s := TimeSpec{WarmupMS: 5.5, MinReps: 3, MinMS: 1, FlushBytes: -1, Graph: true}
 	if got, want := s.timeText(50<<20), "5.5 3 1 0 1"; got != want {
 		t.Errorf("got %q, want %q", got, want)

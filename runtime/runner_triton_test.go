@@ -103,6 +103,60 @@ except r.Fail as f:
 	}
 }
 
+// TestPythonRunnerCleanFlush: under the clean flush the Triton runner
+// reads (never fills) the scratch buffer, times every run in CUDA graphs
+// even when not asked for graphs, and ends both graphs, the K flushed
+// runs and the K flushes alone, with one more flush: K + 1 reads in each,
+// the last op of each a read. A fake torch records what each graph holds.
+func TestPythonRunnerCleanFlush(t *testing.T) {
+	out := runPythonRunner(t, `
+import contextlib, types
+import runner_triton as r
+calls, graphs, capturing = [], [], []
+def emit(x): (capturing[-1].ops if capturing else calls).append(x)
+class Ev:
+    now = 0.0
+    def __init__(self, enable_timing=True): self.at = 0.0
+    def record(self, stream=None): Ev.now += 0.001; self.at = Ev.now
+    def synchronize(self): pass
+    def elapsed_time(self, o): return o.at - self.at
+class Stream:
+    def synchronize(self): pass
+class Graph:
+    def __init__(self): self.ops = []; graphs.append(self)
+    def replay(self): calls.extend(self.ops)
+@contextlib.contextmanager
+def graph(g, stream=None):
+    capturing.append(g)
+    yield
+    capturing.pop()
+class T:
+    def __init__(self, n): self.n = n
+    def numel(self): return self.n
+    def __getitem__(self, s): return self
+    def view(self, dt): return self
+    def fill_(self, v): emit("fill")
+def tensor(n=1, *a, **k): return T(n if isinstance(n, int) else 1)
+fake = types.SimpleNamespace(
+    cuda=types.SimpleNamespace(Event=Ev, stream=lambda s: contextlib.nullcontext(), CUDAGraph=Graph, graph=graph),
+    zeros=tensor, ones=tensor, empty=tensor, empty_like=lambda x: T(x.n),
+    uint8="u8", float32="f32",
+    sum=lambda x, dim, out=None: emit("sum"))
+x = r.Runner.__new__(r.Runner)
+x.torch, x.stream, x.dev, x.flush = fake, Stream(), "cuda", None
+s = x.measure(lambda: emit("op"), 0, 3, 0, ("clean", 4096), False)
+K = s[5]
+for g in graphs:
+    print(g.ops.count("sum") - K, g.ops.count("op"), g.ops[-1], g.ops.count("fill"))
+print(K > 0, calls.count("fill"))
+`)
+	// The runs' graph, then the flushes'.
+	want := "1 20 sum 0\n1 0 sum 0\nTrue 0\n"
+	if string(out) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
 // runPythonRunner runs prog with python3 beside a copy of the Triton
 // runner (importable as runner_triton) and returns its output; the test
 // is skipped without python3.

@@ -9,7 +9,11 @@ package runtime
 //   - before each sample, outside the timed region, an L2 flush: a memset
 //     of a scratch buffer of FlushBytes (twice the L2 size by default), as
 //     triton.testing.do_bench flushes, or with Flush "read" a read of it
-//     (runner.cpp's Scratch says what each costs or credits the kernel);
+//     (runner.cpp's Scratch says what each costs or credits the kernel),
+//     or with Flush "clean" a read, every sample then a CUDA graph that
+//     ends with one more flush, less the graph of the flushes alone: a
+//     run starts from a clean L2 and pays for writing back its own writes,
+//     nothing else's;
 //   - with Graph (for small kernels, whose launch latency would otherwise
 //     be measured), each sample is a CUDA graph of K runs, each after its
 //     own flush, K chosen so that the runs take at least ~20 us, less a
@@ -32,15 +36,16 @@ import (
 const (
 	FlushRead  = "read"
 	FlushWrite = "write"
+	FlushClean = "clean"
 )
 
 // CheckFlush reports whether kind names an L2 flush ("" is FlushWrite).
 func CheckFlush(kind string) error {
 	switch kind {
-	case "", FlushRead, FlushWrite:
+	case "", FlushRead, FlushWrite, FlushClean:
 		return nil
 	}
-	return fmt.Errorf("unknown L2 flush %q (want %s or %s)", kind, FlushRead, FlushWrite)
+	return fmt.Errorf("unknown L2 flush %q (want %s, %s or %s)", kind, FlushWrite, FlushRead, FlushClean)
 }
 
 // orFlush is kind, or FlushWrite (the default) when it is empty.
@@ -70,7 +75,7 @@ type TimeSpec struct {
 	MinReps    int     // default 10
 	MinMS      float64 // default 100
 	FlushBytes int64   // 0: twice the device's L2; negative: no flush
-	Flush      string  // how: FlushWrite ("" too) or FlushRead
+	Flush      string  // how: FlushWrite ("" too), FlushRead or FlushClean
 	Graph      bool    // time CUDA graphs of K flushed runs, less their flushes, divided by K
 	Timeout    time.Duration
 }

@@ -1,10 +1,11 @@
 #!/bin/sh
-# Times the memory-bound example instances under both L2 flushes of the
-# timing protocol, in one call: --flush write (a memset of twice the L2, as
-# triton.testing.do_bench flushes; the default) and --flush read, each
-# on cuda:sm_90 and triton:sm_90 beside PyTorch eager. Build bin/kgen
-# first. Results go to $OUT (write.*, read.*); a table of both is printed
-# last.
+# Times the memory-bound example instances under the timing protocol's L2
+# flushes (KINDS, default "write read"), in one call: --flush write (a
+# memset of twice the L2, as triton.testing.do_bench flushes; the
+# default), --flush read, --flush clean (reads, each run charged its own
+# write-backs), each on TARGETS (default cuda:sm_90 and triton:sm_90)
+# beside PyTorch eager. Build bin/kgen first. Results go to $OUT (KIND.*);
+# a comparison of the first two kinds is printed last.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
@@ -18,4 +19,5 @@ for kind in ${KINDS:-write read}; do
 	echo "kgen bench --flush $kind: exit $?"
 	grep -v "^bench: " "$OUT/$kind.err" | tail -5
 done
-./bin/kgen bench --compare "$OUT/write.json" "$OUT/read.json" 2>&1 | tee "$OUT/compare.txt"
+set -- ${KINDS:-write read}
+./bin/kgen bench --compare "$OUT/$1.json" "$OUT/$2.json" 2>&1 | tee "$OUT/compare.txt"

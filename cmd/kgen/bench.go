@@ -77,7 +77,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 			var tools toolPaths
 			tools.register(fs)
 			maxWork := fs.Float64("max-work", 2e8, "check against the interpreter up to this many operations, above against the reference kernels")
-			flushKind := fs.String("flush", kgrt.FlushWrite, "the L2 flush before each timed run: write or read a scratch buffer of twice the L2")
+			flushKind := fs.String("flush", kgrt.FlushWrite, "the L2 flush before each timed run: write or read a scratch buffer of twice the L2, or clean (read, and charge each run for writing back its own writes)")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			var tf tunedFlags
@@ -509,8 +509,11 @@ func (b *bencher) plan(ctx context.Context, u *unit, p *lower.Plan, x, rx *kgrt.
 
 // flushKind names the L2 flush b times with.
 func (b *bencher) flushKind() string {
-	if b.flush == kgrt.FlushRead {
+	switch b.flush {
+	case kgrt.FlushRead:
 		return "a read"
+	case kgrt.FlushClean:
+		return "a read, every run in a graph ending with one more flush, less the flushes (clean)"
 	}
 	return "a write"
 }

@@ -36,7 +36,12 @@ then at least
 max(min_reps, min_ms worth) samples, each timed with CUDA events and
 preceded, outside the timed region, by an L2 flush of flush_bytes: a fill
 of a scratch buffer, or with "flush": "read" a read of it (runner.cpp's
-Scratch says what each costs or credits the program).
+Scratch says what each costs or credits the program). With "flush":
+"clean" the flushes read, every program is timed in graphs that end with
+one more flush, less the graph of the flushes alone, so that a run pays
+for writing back its own writes (a program that cannot be captured: each
+sample is a run and the flush after it, less the flush before it, which
+follows the previous sample's).
 
 The PyTorch programs are written by hand for the example kernels named in
 OPS, keyed by kernel name: the obvious torch call for each.
@@ -156,10 +161,11 @@ def l2_flush(job):
     return lambda i: torch.sum(words, 0, out=sink)
 
 
-def graph_of(fn, n, flush=None):
+def graph_of(fn, n, flush=None, tail=False):
     """A CUDA graph of n calls of fn, each after flush(k) when it is
-    given, or None where fn cannot be captured (a CPU synchronization, a
-    recompilation): then it is timed call by call."""
+    given, and with tail one flush more at the end; or None where fn
+    cannot be captured (a CPU synchronization, a recompilation): then it
+    is timed call by call."""
     try:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -173,6 +179,8 @@ def graph_of(fn, n, flush=None):
                 if flush is not None:
                     flush(k)
                 fn()
+            if tail and flush is not None:
+                flush(n)
         g.replay()
         torch.cuda.synchronize()
         return g
@@ -214,11 +222,12 @@ def measure(fn, job):
     # batch (runner.cpp's measure).
     flushes = None
     fb = job["flush_bytes"]
-    if est < 0.020:
+    clean = job.get("flush") == "clean" and flush is not None
+    if est < 0.020 or clean:
         batch = int(min(max(math.ceil(0.020 / est), 1), 1000))
-        g = graph_of(fn, batch, flush)
+        g = graph_of(fn, batch, flush, clean)
         if fb > 0 and g is not None:
-            flushes = graph_of(lambda: None, batch, flush)
+            flushes = graph_of(lambda: None, batch, flush, clean)
             if flushes is None:
                 g = None
         if g is None:
@@ -232,10 +241,12 @@ def measure(fn, job):
             torch.cuda.synchronize()
     k = max(batch, 1)
     sample_ms = est * k
-    if batch and fb > 0:
-        sample_ms += k * fb / 3e9
+    if (batch or clean) and fb > 0:
+        sample_ms += (k + (1 if clean else 0)) * fb / 3e9
     reps = int(min(max(min_reps, math.ceil(min_ms / sample_ms)), 100000))
     samples = []
+    if clean and not batch:
+        flush(0)  # the first sample's reference flush follows a flush
     for done in range(0, reps, 256):
         n = min(256, reps - done)
         evs = [tuple(torch.cuda.Event(enable_timing=True) for _ in range(3)) for _ in range(n)]
@@ -248,6 +259,15 @@ def measure(fn, job):
                 run()
                 e2.record()
                 continue
+            if clean:
+                # e0 | a flush after a flush | e1 | the run, its flush | e2
+                e0.record()
+                flush(done + j)
+                e1.record()
+                run()
+                flush(done + j + 1)
+                e2.record()
+                continue
             if flush is not None:
                 flush(done + j)
             e1.record()
@@ -256,7 +276,7 @@ def measure(fn, job):
         torch.cuda.synchronize()
         for e0, e1, e2 in evs:
             t = e1.elapsed_time(e2)
-            if flushes is not None:
+            if flushes is not None or (clean and not batch):
                 t -= e0.elapsed_time(e1)
             samples.append(t * 1000.0 / k)
     samples.sort()

@@ -339,7 +339,10 @@ struct Events {
 // for free, and the L2 then absorbs up to its size of the kernel's own
 // writes before the timed region ends: kernels that write tens of MiB
 // measure above the copy bandwidth (-s11-flush-kinds/). The two bound a
-// kernel's time from either side.
+// kernel's time from either side. The clean flush charges a run for its
+// own traffic and nothing else: read flushes, every run timed in a graph
+// that ends with one more flush, less the graph of the flushes alone (see
+// measure).
 //
 // kg_flush_read reads the buffer in 16-byte vectors, grid-stride, and stores
 // the XOR of what it read only when that is non-zero; the buffer is zeroed
@@ -441,11 +444,18 @@ double wallMS(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The kinds of L2 flush (cmdTime's FLUSH).
+enum FlushKind { FlushRead, FlushWrite, FlushClean };
+
 // measure runs the timing protocol on op (one run enqueued on stream):
 // warm-up for at least warmupMS; then at least max(minReps, minMS worth)
 // samples, each timed with CUDA events around the run, with an L2 flush
-// (flushBytes read, or written with flushWrite) before each sample outside
-// the timed region. With
+// (flushBytes read, or written with FlushWrite) before each sample outside
+// the timed region. FlushClean reads, always takes graphs, and ends both
+// graphs with one more flush: the flush after each run writes back the
+// run's dirty lines, which the difference so charges to the runs, while
+// the L2 a run starts from holds only clean lines (nothing else's writes
+// to pay for). With
 // useGraph, a CUDA graph of K runs (K chosen so that the runs take at least
 // ~20 us), each after its own flush, is timed, then a graph of the K flushes
 // alone, and a sample is their difference divided by K: each run starts
@@ -453,7 +463,9 @@ double wallMS(std::chrono::steady_clock::time_point t0) {
 // latency. (A graph of K runs after one flush would read the data of runs
 // 2..K from the L2 when it fits there.)
 Stats measure(const std::function<void()>& op, double warmupMS, long minReps, double minMS, size_t flushBytes,
-              bool flushWrite, bool useGraph) {
+              FlushKind kind, bool useGraph) {
+  const bool clean = kind == FlushClean && flushBytes > 0;
+  useGraph = useGraph || clean;
   Events we(2);
   // Warm-up, which also estimates the time of one run (back to back, L2 warm).
   auto t0 = std::chrono::steady_clock::now();
@@ -471,7 +483,7 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
     chunk = (long)std::min(std::max(std::ceil(5.0 / estMS), 1.0), 100000.0);  // ~5 ms chunks
   }
   if (flushBytes > 0) flush.ensure(flushBytes);
-  auto flushL2 = [&](long i) { flush.enqueue(!flushWrite, flushBytes, i); };
+  auto flushL2 = [&](long i) { flush.enqueue(kind != FlushWrite, flushBytes, i); };
 
   int K = 1;
   CUgraphExec runs = nullptr, flushes = nullptr;  // K flushed runs; the K flushes alone
@@ -484,6 +496,7 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
         if (flushBytes > 0) flushL2(k);
         if (withRuns) op();
       }
+      if (clean) flushL2(K);
     } catch (...) {
       CUgraph g = nullptr;
       cuStreamEndCapture(stream, &g);
@@ -514,7 +527,7 @@ Stats measure(const std::function<void()>& op, double warmupMS, long minReps, do
     // 100 ms worth of samples: with graphs, of the runs and the flushes
     // the samples take (a flush of 2 x 50 MiB takes ~35 us).
     double sampleMS = estMS * K;
-    if (runs && flushBytes > 0) sampleMS += K * (double)flushBytes / 3e9;
+    if (runs && flushBytes > 0) sampleMS += (K + (clean ? 1 : 0)) * (double)flushBytes / 3e9;
     double want = std::ceil(minMS / sampleMS);
     long reps = (long)std::min(std::max((double)minReps, want), 100000.0);
     if (reps < 1) reps = 1;
@@ -728,16 +741,19 @@ std::string cmdTime(const std::vector<std::string>& t) {
   double warm = parseDouble(t[1], "warm-up ms");
   long minReps = (long)parseNonNeg(t[2], "minimum repetitions");
   double minMS = parseDouble(t[3], "minimum ms");
-  // FLUSH: 0 (none), read:BYTES or write:BYTES.
-  bool flushWrite = false;
+  // FLUSH: 0 (none), read:BYTES, write:BYTES or clean:BYTES.
+  FlushKind kind = FlushRead;
   std::string fl = t[4];
   if (fl.rfind("read:", 0) == 0) {
     fl = fl.substr(5);
   } else if (fl.rfind("write:", 0) == 0) {
     fl = fl.substr(6);
-    flushWrite = true;
+    kind = FlushWrite;
+  } else if (fl.rfind("clean:", 0) == 0) {
+    fl = fl.substr(6);
+    kind = FlushClean;
   } else if (fl != "0") {
-    fail("EPROTO", "flush must be 0, read:BYTES or write:BYTES, not " + fl);
+    fail("EPROTO", "flush must be 0, read:BYTES, write:BYTES or clean:BYTES, not " + fl);
   }
   long long flushBytes = parseNonNeg(fl, "flush bytes");
   long long graph = parseInt(t[5], "graph flag");
@@ -753,7 +769,7 @@ std::string cmdTime(const std::vector<std::string>& t) {
       [&]() {
         for (auto& L : Ls) launch(*L);
       },
-      warm, minReps, minMS, (size_t)flushBytes, flushWrite, graph == 1);
+      warm, minReps, minMS, (size_t)flushBytes, kind, graph == 1);
   return fmt("ok %.4f %.4f %.4f %ld %d %d", s.median, s.p20, s.p80, s.reps, s.clockMHz, s.batch);
 }
 
@@ -772,7 +788,7 @@ std::string cmdCopyBW(const std::vector<std::string>& t) {
   try {
     check(cuMemsetD8Async(src, 1, (size_t)n, stream), "cuMemsetD8Async");
     s = measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, 25, 10, 100, 0,
-                false, false);
+                FlushRead, false);
   } catch (...) {
     cuMemFree(src);
     cuMemFree(dst);

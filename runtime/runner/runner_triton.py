@@ -133,6 +133,7 @@ class L2Flush:
         self.sink = torch.zeros((), dtype=torch.float32, device=dev)
 
     def run(self, kind, nbytes, i):
+        # clean reads (Runner.measure adds the trailing flush).
         if kind == "write":
             self.buf[:nbytes].fill_(i & 0xFF)
             return
@@ -430,12 +431,13 @@ class Runner:
         warm = parse_float(t[1], "warm-up ms")
         min_reps = parse_nonneg(t[2], "minimum repetitions")
         min_ms = parse_float(t[3], "minimum ms")
-        # FLUSH: 0, read:BYTES or write:BYTES (runner.cpp's Scratch).
+        # FLUSH: 0, read:BYTES, write:BYTES or clean:BYTES (runner.cpp's
+        # Scratch).
         kind, _, size = t[4].partition(":")
         if t[4] == "0":
             kind, size = "read", "0"
-        elif kind not in ("read", "write") or not size:
-            raise proto_error("flush must be 0, read:BYTES or write:BYTES, not %s" % t[4])
+        elif kind not in ("read", "write", "clean") or not size:
+            raise proto_error("flush must be 0, read:BYTES, write:BYTES or clean:BYTES, not %s" % t[4])
         flush = (kind, parse_nonneg(size, "flush bytes"))
         graph = parse_int(t[5], "graph flag")
         if graph not in (0, 1):
@@ -480,8 +482,10 @@ class Runner:
             flush = (lambda i: self.flush.run(flush_kind, flush_bytes, i)) if flush_bytes > 0 else None
             # With graphs (runner.cpp's measure): K runs, each after its own
             # flush, then the K flushes alone; a sample is the difference
-            # over K.
+            # over K. The clean flush always takes graphs, each ending with
+            # one more flush, which charges the last run its write-backs.
             K, runs, flushes = 1, None, None
+            clean = flush_kind == "clean" and flush is not None
 
             def capture(with_runs):
                 g = torch.cuda.CUDAGraph()
@@ -491,8 +495,10 @@ class Runner:
                             flush(k)
                         if with_runs:
                             op()
+                    if clean:
+                        flush(K)
                 return g
-            if use_graph:
+            if use_graph or clean:
                 K = int(min(max(math.ceil(0.020 / est), 1), 1000))
                 runs = capture(True)
                 if flush is not None:
@@ -504,7 +510,7 @@ class Runner:
                 stream.synchronize()
             sample_ms = est * K
             if runs is not None and flush is not None:
-                sample_ms += K * flush_bytes / 3e9
+                sample_ms += (K + (1 if clean else 0)) * flush_bytes / 3e9
             reps = int(min(max(min_reps, math.ceil(min_ms / sample_ms)), 100000))
             reps = max(reps, 1)
             samples = []

@@ -38,10 +38,14 @@ type Matmul struct {
 	Elem        ir.DType
 }
 
-// MatchMatmul recognizes s as a matrix product, or returns nil.
+// MatchMatmul recognizes s as a matrix product, or returns nil. The
+// product may sit in a branch of the epilogue (a causal mask's j > i ?
+// -inf : sum[d](Q[i, d] * K[j, d])): a tile computes every sum of its
+// outputs, which reads only the operands' elements at plain indices, in
+// bounds at every point, and the epilogue picks per output.
 func MatchMatmul(s *ir.Stmt) *Matmul {
 	rs := ir.TopReductions(s.Value)
-	if len(rs) != 1 || !unguarded(s.Value) {
+	if len(rs) != 1 {
 		return nil
 	}
 	r := rs[0]

@@ -97,3 +97,37 @@ instance twice_i = twice<M = 7, N = 5, K = 9>
 		samePlan(t, in, p, 3, 1e-5)
 	}
 }
+
+// TestAttentionPlan: causal attention's masked scores are a matrix
+// product whose epilogue picks -inf above the diagonal (the product is
+// computed for every output and the mask applied after), and its
+// probabilities stay a let that the weighted sum of V reads as a matrix:
+// a product, a row reduction that also stores the probabilities, the
+// sums of the rows, and a product with the division as its epilogue, four
+// launches where the generic template took the scores and the output. The
+// plan computes what the kernel does (the interpreter runs both).
+func TestAttentionPlan(t *testing.T) {
+	prog, diags := frontend.CheckSource("attention.kg", `
+kernel causal_attention<NB, NH, S, HD>(Q: f16[NB, NH, S, HD], K: f16[NB, NH, S, HD], V: f16[NB, NH, S, HD]) -> (O: f16[NB, NH, S, HD]) @acc(f32) {
+  let s[b, h, i, j] = j > i ? -inf : sum[d](Q[b, h, i, d] * K[b, h, j, d]) / sqrt(HD)
+  let mx[b, h, i] = max[j](s[b, h, i, j])
+  let p[b, h, i, j] = exp(s[b, h, i, j] - mx[b, h, i])
+  let den[b, h, i] = sum[j](p[b, h, i, j])
+  O[b, h, i, e] = sum[j](p[b, h, i, j] * V[b, h, j, e]) / den[b, h, i]
+}
+instance small = causal_attention<NB = 2, NH = 3, S = 37, HD = 8>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	want := "small_0_s:matmul-mma small_1_p:row-reduce small_2_den:row-reduce small_3_O:matmul-simt"
+	if got := templatesOf(t, prog, "small"); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	in := prog.Instance("small")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePlan(t, in, p, 4, 2e-3)
+}

@@ -65,27 +65,18 @@ func Specialize(k *ir.Kernel, env *ir.Env) {
 // let's expression at the read's indices, and drops the let: recomputing
 // it costs less than a round trip through global memory. A read with a
 // default becomes a bounds test that picks the expression or the default.
+// A let that a matrix product reads as an operand stays a let where its
+// expression would make the product's body no product of two loads (an
+// attention's probabilities exp(s - mx) times V): the product's tiles
+// then read it as a matrix, where inlined it would be recomputed for
+// every output column by the generic template.
 func InlineLets(k *ir.Kernel) {
 	for _, t := range slices.Clone(k.Lets) {
-		if ok, _ := ir.Inlinable(k, t); !ok {
+		if ok, _ := ir.Inlinable(k, t); !ok || operandOfProduct(k, t) {
 			continue
 		}
 		w := k.Writer(t)
-		inline := func(e ir.Expr) ir.Expr {
-			l, ok := e.(*ir.Load)
-			if !ok || l.Tensor != t {
-				return nil
-			}
-			subst := map[*ir.Index]ir.Expr{}
-			for i, ix := range w.Index {
-				subst[ix] = l.Index[i]
-			}
-			v := ir.Substitute(w.Value, subst)
-			if l.Default == nil {
-				return v
-			}
-			return &ir.Select{Cond: inBounds(l.Index, t.Shape), X: v, Y: l.Default, Span: l.Span}
-		}
+		inline := inliner(w, t)
 		for _, s := range k.Stmts {
 			if s != w {
 				s.Value = ir.Rewrite(s.Value, inline)
@@ -93,6 +84,49 @@ func InlineLets(k *ir.Kernel) {
 		}
 		k.Stmts = slices.DeleteFunc(k.Stmts, func(s *ir.Stmt) bool { return s == w })
 		k.Lets = slices.DeleteFunc(k.Lets, func(l *ir.Tensor) bool { return l == t })
+	}
+}
+
+// operandOfProduct reports whether a statement of k that reads let t is
+// a matrix product or an implicit one with t as it is, and would not be
+// with t inlined.
+func operandOfProduct(k *ir.Kernel, t *ir.Tensor) bool {
+	w := k.Writer(t)
+	inline := inliner(w, t)
+	for _, s := range k.Stmts {
+		if s == w || len(ir.Loads(&ir.Kernel{Stmts: []*ir.Stmt{s}}, t)) == 0 {
+			continue
+		}
+		if MatchMatmul(s) == nil && MatchIGemm(s) == nil {
+			continue
+		}
+		// A copy: Rewrite edits in place.
+		value := ir.Rewrite(ir.Substitute(s.Value, nil), inline)
+		inlined := &ir.Stmt{Target: s.Target, Index: s.Index, Span: s.Span, Value: value}
+		if MatchMatmul(inlined) == nil && MatchIGemm(inlined) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// inliner is the rewrite that replaces each read of let t, written by w,
+// by w's value at the read's indices.
+func inliner(w *ir.Stmt, t *ir.Tensor) func(ir.Expr) ir.Expr {
+	return func(e ir.Expr) ir.Expr {
+		l, ok := e.(*ir.Load)
+		if !ok || l.Tensor != t {
+			return nil
+		}
+		subst := map[*ir.Index]ir.Expr{}
+		for i, ix := range w.Index {
+			subst[ix] = l.Index[i]
+		}
+		v := ir.Substitute(w.Value, subst)
+		if l.Default == nil {
+			return v
+		}
+		return &ir.Select{Cond: inBounds(l.Index, t.Shape), X: v, Y: l.Default, Span: l.Span}
 	}
 }
 

@@ -117,11 +117,17 @@ const residentThreads = bigGPU * 2048
 // Default reads 16 bytes a vector (VEC, fewer when the column count is a
 // known size it does not divide) and 128 bytes of each row a strip (a
 // whole cache line: TX = 8 for f32), no wider than the columns; strips
-// narrow to 32 bytes (a sector) while there are fewer tiles than bigGPU
+// narrow to 64 bytes while there are fewer tiles than half of bigGPU's
 // multiprocessors. Blocks take at most 512 threads, each at least 8 of a
 // known reduction's points, and no more rows of threads (TY) than it
-// takes for the tiles to fill the GPU; UNROLL is 4. Not yet measured on a
-// GPU.
+// takes for the tiles to fill the GPU; UNROLL is 4, 8 for elements of 2
+// bytes or less. On the H100 (2026-11-26,
+// testsuite/results/2026-11-26-h100-s12-colgroup/sweep-colreduce.txt,
+// write flush): column sums of 4096 x 4096 f32 took 37.02 us in strips
+// of 64 bytes (256 tiles, the former default) and 34.88 in strips of 128
+// (128 tiles); of 8192 x 4096 bf16, 48.22 us in strips of 32 bytes
+// (UNROLL 4, the former default), 42.14 with UNROLL 8, 37.98 in strips of
+// 64 bytes with UNROLL 8.
 func (colReduce) Default(l *Launch) Config {
 	m := MatchColumns(l.Stmt)
 	size := int64(1)
@@ -146,7 +152,7 @@ func (colReduce) Default(l *Launch) Config {
 	tiles := func(tx int64) int64 { return outer * ((cols + tx*vec - 1) / (tx * vec)) }
 	known := colsKnown && outerKnown
 	if known {
-		for tx > 1 && tiles(tx) < bigGPU && (tx/2)*vec*size >= 32 {
+		for tx > 1 && tiles(tx) < bigGPU/2 && (tx/2)*vec*size >= 64 {
 			tx /= 2
 		}
 	}
@@ -162,7 +168,11 @@ func (colReduce) Default(l *Launch) Config {
 		}
 	}
 	ty = max(ty, l.Target.Warp()/tx) // whole warps
-	return Config{"TX": tx, "TY": ty, "VEC": vec, "UNROLL": 4}
+	unroll := int64(4)
+	if size <= 2 {
+		unroll = 8
+	}
+	return Config{"TX": tx, "TY": ty, "VEC": vec, "UNROLL": unroll}
 }
 
 // ColParts is the number of partial results per column that a col-reduce

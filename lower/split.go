@@ -150,8 +150,11 @@ func splitRowsSize(s *ir.Stmt, r *ir.Reduce, maxRows int64) (parts, chunk int64)
 // splitSize decides how many chunks the first axis of a column
 // reduction's reduction is split into, and their length: enough for about
 // two tiles per bigGPU multiprocessor, each at least MinSplitRows points.
-// It returns 0 parts when the tiles of the default configuration fill the
-// GPU, or when a size is not known.
+// It returns 0 parts when the tiles of the default configuration fill at
+// least half of the GPU (as colReduce.Default's strips then stop
+// narrowing; a split's second launch cost what it gained on 128 tiles of
+// column sums, testsuite/results/2026-11-26-h100-s12-colgroup/colreduce-split/),
+// or when a size is not known.
 func splitSize(s *ir.Stmt) (parts, chunk int64) {
 	m := MatchColumns(s)
 	l := &Launch{Stmt: s, Template: colReduce{}}
@@ -159,7 +162,7 @@ func splitSize(s *ir.Stmt) (parts, chunk int64) {
 	tiles, ok := Simplify(ColTiles(l)).(*ir.Const)
 	n, nok := constExtent(m.Reduce.Axes)
 	first, fok := constExtent(m.Reduce.Axes[:1])
-	if !ok || !nok || !fok || tiles.I == 0 || tiles.I >= bigGPU || !allZeroLo(s.Index) {
+	if !ok || !nok || !fok || tiles.I == 0 || tiles.I >= bigGPU/2 || !allZeroLo(s.Index) {
 		return 0, 0
 	}
 	parts = min((2*bigGPU+tiles.I-1)/tiles.I, n/MinSplitRows, first)

@@ -1,7 +1,6 @@
 package lower_test
 
 import (
-	"slices"
 	"testing"
 
 	"kgen.dev/kgen/frontend"
@@ -131,41 +130,4 @@ instance small = causal_attention<NB = 2, NH = 3, S = 37, HD = 8>
 		t.Fatal(err)
 	}
 	samePlan(t, in, p, 4, 2e-3)
-}
-
-// TestDescending: an elementwise launch that reads a tensor an earlier
-// launch of the plan streamed (the division of a Frobenius normalization
-// after its sums) takes its points from the last; one that reads only
-// what no earlier launch touched (an elementwise chain's single launch)
-// does not. The plans compute what the kernels do.
-func TestDescending(t *testing.T) {
-	prog, diags := frontend.CheckSource("descend.kg", `
-kernel frobenius<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
-  let fro = sqrt(sum[r, d](X[r, d] * X[r, d]))
-  Y[r, d] = X[r, d] / fro
-}
-kernel chain<N>(X: f32[N]) -> (Y: f32[N]) {
-  Y[n] = relu(X[n]) * 2.0
-}
-instance fro_i = frobenius<R = 1024, D = 1030>
-instance chain_i = chain<N = 1000>
-`)
-	if diags.HasErrors() {
-		t.Fatal(diags.Diags[0].Msg)
-	}
-	for name, want := range map[string][]bool{"fro_i": {false, false, true}, "chain_i": {false}} {
-		in := prog.Instance(name)
-		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []bool
-		for _, l := range p.Launches {
-			got = append(got, l.Descending)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: descending %v, want %v:\n%s", name, got, want, lower.Print(p))
-		}
-		samePlan(t, in, p, 2, 1e-5)
-	}
 }

@@ -48,11 +48,6 @@ type Launch struct {
 	// Target is the limits and instructions of the target the launch is
 	// planned for, which a template's default may use.
 	Target Limits
-	// Descending: an elementwise launch takes its points from the last,
-	// because it reads a tensor that the launch before it that touched
-	// it streamed from the first (descend), whose last part the L2 may
-	// still hold.
-	Descending bool
 }
 
 // Grid is the launch geometry under the launch's configuration.
@@ -268,37 +263,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 		}
 		p.Launches = append(p.Launches, l)
 	}
-	if !reference {
-		descend(p.Launches)
-	}
 	return p, nil
-}
-
-// descend sets Descending on the elementwise launches that read a tensor
-// an earlier launch read or wrote, in ascending order: a Frobenius
-// normalization's division reads X after its sums did, and starting from
-// X's end it finds in the L2 what the sums read last. A tensor's
-// direction is that of the last launch that touched it.
-func descend(launches []*Launch) {
-	last := map[*ir.Tensor]*Launch{}
-	for _, l := range launches {
-		var read, touched []*ir.Tensor
-		for _, s := range l.Stmts() {
-			touched = append(touched, s.Target)
-			ir.Walk(s.Value, func(e ir.Expr) bool {
-				if ld, ok := e.(*ir.Load); ok {
-					read = append(read, ld.Tensor)
-				}
-				return true
-			})
-		}
-		if l.Template.Name() == "elementwise" {
-			l.Descending = slices.ContainsFunc(read, func(t *ir.Tensor) bool { return last[t] != nil && !last[t].Descending })
-		}
-		for _, t := range append(read, touched...) {
-			last[t] = l
-		}
-	}
 }
 
 // Limits are the target's bounds on a launch, which every configuration
@@ -456,11 +421,7 @@ func Print(p *Plan) string {
 		fmt.Fprintf(&sb, "  workspace %s: %s%s at byte %s\n", s.Tensor.Name, s.Tensor.DType, formatShape(s.Tensor.Shape), ir.Format(Simplify(s.Offset)))
 	}
 	for _, l := range p.Launches {
-		order := ""
-		if l.Descending {
-			order = ", descending"
-		}
-		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s%s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Grid()), order)
+		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Grid()))
 		for _, s := range l.Stmts() {
 			fmt.Fprintf(&sb, "    %s\n", ir.PrintStmt(p.Kernel, s))
 		}

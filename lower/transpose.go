@@ -80,16 +80,6 @@ func (transposeTemplate) Space() map[string][]int64 {
 // 16 x 64 x 256 x 256 f32 187.9 -> 187.4, the same.
 func (transposeTemplate) Default(*Launch) Config { return Config{"TILE": 64, "ROWS": 4} }
 
-// TransposePairs reports whether a transpose's backends move its elements
-// in pairs (where the sizes and pointers allow, checked at run time): the
-// staged load and the output both of 2-byte elements, so that a pair is
-// one 4-byte access on either side. On the H100, 32 x 512 x 1024 bf16
-// took 32.48 us element by element (69% of copy,
-// testsuite/results/2026-11-26-h100-s14-bench/).
-func TransposePairs(t *Transpose) bool {
-	return t.Load.Tensor.DType.Size() == 2 && t.Stmt.Target.DType.Size() == 2
-}
-
 // TransposeTiles is the number of tiles of a transpose launch: the batch
 // points times the (Q, P) tiles.
 func TransposeTiles(l *Launch) ir.Expr {

@@ -290,22 +290,15 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	if vec > 1 && len(s.Index) > 0 {
 		loads := vectorLoads(stmts)
 		e.printf("  if (%s) {\n", e.vectorOK(stmts, loads, vec))
-		e.vectorLoop(stmts, loads, vec, u, l.Descending)
+		e.vectorLoop(stmts, loads, vec, u)
 		e.printf("  } else {\n")
 		indent = "    "
 	}
 	e.printf("%sfor (int64_t kg_p0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_p0 < kg_points; kg_p0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", indent, u, u)
 	e.printf("%s  #pragma unroll\n", indent)
 	e.printf("%s  for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", indent, u)
-	if l.Descending {
-		// From the last point: kg_a counts up, kg_p down.
-		e.printf("%s    const int64_t kg_a = kg_p0 + (int64_t)kg_u * blockDim.x;\n", indent)
-		e.printf("%s    if (kg_a < kg_points) {\n", indent)
-		e.printf("%s      const int64_t kg_p = kg_points - 1 - kg_a;\n", indent)
-	} else {
-		e.printf("%s    const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n", indent)
-		e.printf("%s    if (kg_p < kg_points) {\n", indent)
-	}
+	e.printf("%s    const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n", indent)
+	e.printf("%s    if (kg_p < kg_points) {\n", indent)
 	e.decompose(indent+"      ", "kg_p", "kg_rest", s.Index)
 	for _, st := range stmts {
 		e.store(indent+"      ", st)
@@ -402,9 +395,8 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 	return strings.Join(conds, " && ")
 }
 
-// vectorLoop is the vector half of pointwise: groups of vec points, from
-// the last group when descending.
-func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64, descending bool) {
+// vectorLoop is the vector half of pointwise: groups of vec points.
+func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
 	s := stmts[0]
 	last := s.Index[len(s.Index)-1]
 	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
@@ -413,11 +405,7 @@ func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64, d
 	e.printf("      for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
 	e.printf("        const int64_t kg_g = kg_g0 + (int64_t)kg_u * blockDim.x;\n")
 	e.printf("        if (kg_g < kg_groups) {\n")
-	if descending {
-		e.printf("          const int64_t kg_p = (kg_groups - 1 - kg_g) * %d;\n", vec)
-	} else {
-		e.printf("          const int64_t kg_p = kg_g * %d;\n", vec)
-	}
+	e.printf("          const int64_t kg_p = kg_g * %d;\n", vec)
 	e.decompose("          ", "kg_p", "kg_rest", s.Index)
 	if e.loads == nil {
 		e.loads = map[*ir.Load]string{}

@@ -91,25 +91,6 @@ func TestEmulatedSimt(t *testing.T) {
 	}
 }
 
-// TestEmulatedTransposePairs emulates testdata/transpose.kg, transposes of
-// 2-byte elements: the instances whose last extents are even move pairs
-// (4-byte loads and stores, lower.TransposePairs), with partial tiles on
-// both sides, a batch and an epilogue; the others single elements. A
-// wrong pair address or tile position shows as a wrong output.
-func TestEmulatedTransposePairs(t *testing.T) {
-	gxx := emulatorGxx(t)
-	text, err := os.ReadFile("testdata/transpose.kg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plansOf(t, "transpose.kg", string(text)) {
-		if l := p.Launches[0]; l.Template.Name() != "transpose" || !lower.TransposePairs(lower.MatchTranspose(l.Stmt)) {
-			t.Errorf("%s: template %s, want transpose in pairs", p.Name, l.Template.Name())
-		}
-	}
-	emulateFile(t, gxx, "testdata/transpose.kg")
-}
-
 // TestEmulatedRows emulates testdata/rows.kg, row reductions whose cached
 // rows move in chunks of VEC elements (lower.RowVec): vector loads and
 // stores in the emulator's aligned buffers, chunks past the row's end,

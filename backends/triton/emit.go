@@ -350,12 +350,7 @@ func (e *emitter) pointwise() {
 	s := e.launch.Stmt
 	e.shape = "[BLOCK]"
 	e.used["kg_p"], e.used["kg_pm"] = true, true
-	if e.launch.Descending {
-		// The last program takes the first points (lower.Launch.Descending).
-		e.line("kg_p = (tl.num_programs(0) - 1 - tl.program_id(0)).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
-	} else {
-		e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
-	}
+	e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)
 	if len(e.launch.Also) > 0 {

@@ -403,7 +403,7 @@ func (t matmulTemplate) Default(l *Launch) Config {
 // The tile is simtTile's.
 func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) Config {
 	c := Config{"BK": 8, "BLOCKS_PER_SM": 1}
-	c["BM"], c["BN"] = simtTile(batch, rows, cols)
+	c["BM"], c["BN"] = simtTile(batch, rows, cols, strided)
 	if _, known := constExtent(slices.Concat(batch, rows, cols, k)); known && strided && acc.Size() <= 4 {
 		c["BLOCKS_PER_SM"] = 2
 	}
@@ -425,12 +425,23 @@ func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) C
 // dilated convolution of 32 filters slower (43.68 against 39.01): such
 // products keep 128 x 128. 64 x 64 tiles (64 threads) were the slowest
 // on all but the smallest products and f64 sums; they are left to tuning.
-func simtTile(batch, rows, cols []*ir.Index) (bm, bn int64) {
+//
+// Operands that are matrices in memory (strided) take 128 x 64 tiles when
+// the product has at most 64 columns, whatever the tile count: causal
+// attention's output, 64 columns, took 757.15 us with 128 x 128 tiles
+// and 649.98 with 128 x 64 (testsuite/results/2026-11-26-h100-s14-attention/sweep/),
+// a 16384 x 16 product 3.70 and 3.07 (-s14-simt/sweep.txt). Gathered
+// operands keep 128 x 128 there: a dilated convolution of 32 filters
+// took 39.01 us, 49.31 with 128 x 64.
+func simtTile(batch, rows, cols []*ir.Index, strided bool) (bm, bn int64) {
 	b, bok := constExtent(batch)
 	m, mok := constExtent(rows)
 	n, nok := constExtent(cols)
 	if !bok || !mok || !nok {
 		return 128, 128
+	}
+	if strided && n <= 64 {
+		return 128, 64
 	}
 	tiles := func(bm, bn int64) int64 { return b * ((m + bm - 1) / bm) * ((n + bn - 1) / bn) }
 	switch t := tiles(128, 128); {

@@ -67,7 +67,8 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 // implicit GEMM over strided operands) take two. The tile is 128 x 128
 // unless a specialized product has fewer such tiles than half of the
 // H100's 132 multiprocessors: then 128 x 64 where that gives more tiles,
-// else 64 x 128 where that does.
+// else 64 x 128 where that does; and 128 x 64 for operands in memory with
+// at most 64 columns, whatever the tile count.
 func TestSimtDefault(t *testing.T) {
 	src := `
 kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
@@ -88,6 +89,7 @@ instance mm_long_k = mm<M = 256, N = 256, K = 131072>
 instance mm_rect = mm<M = 1024, N = 2048, K = 4096>
 instance mm_wide = mm<M = 64, N = 4096, K = 64>
 instance mm_one = mm<M = 100, N = 100, K = 64>
+instance mm_thin = mm<M = 16384, N = 64, K = 64>
 `
 	prog, diags := frontend.CheckSource("simt.kg", src)
 	if diags.HasErrors() {
@@ -107,6 +109,7 @@ instance mm_one = mm<M = 100, N = 100, K = 64>
 		"mm_rect":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128", // 8 x 16, at least half the GPU
 		"mm_wide":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 32 of 128 x 128, 1 x 64 of 128 x 64
 		"mm_one":    "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 1 of 128 x 128, 1 x 2 of 128 x 64
+		"mm_thin":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 64 columns of strided operands, 128 tiles either way
 		// 64 chunks of 2048 x 4 tiles of 128 x 128
 		"mm_long_k": "igemm-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
 	} {

@@ -61,15 +61,7 @@ func TestPythonRunnerFlush(t *testing.T) {
 import contextlib, types
 import runner_triton as r
 calls = []
-class Ev:
-    now = 0.0
-    def __init__(self, enable_timing=True): self.at = 0.0
-    def record(self, stream=None): Ev.now += 0.001; self.at = Ev.now
-    def synchronize(self): pass
-    def elapsed_time(self, o): return o.at - self.at
-class Stream:
-    def synchronize(self): pass
-class T:
+`+fakeClock+`class T:
     def __init__(self, n): self.n = n
     def numel(self): return self.n
     def __getitem__(self, s): return self
@@ -114,15 +106,7 @@ import contextlib, types
 import runner_triton as r
 calls, graphs, capturing = [], [], []
 def emit(x): (capturing[-1].ops if capturing else calls).append(x)
-class Ev:
-    now = 0.0
-    def __init__(self, enable_timing=True): self.at = 0.0
-    def record(self, stream=None): Ev.now += 0.001; self.at = Ev.now
-    def synchronize(self): pass
-    def elapsed_time(self, o): return o.at - self.at
-class Stream:
-    def synchronize(self): pass
-class Graph:
+`+fakeClock+`class Graph:
     def __init__(self): self.ops = []; graphs.append(self)
     def replay(self): calls.extend(self.ops)
 @contextlib.contextmanager
@@ -156,6 +140,19 @@ print(K > 0, calls.count("fill"))
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// fakeClock is CUDA events whose clock advances 1 us at each record and
+// a stream with nothing to wait for, for the fake torch of the runner's
+// tests.
+const fakeClock = `class Ev:
+    now = 0.0
+    def __init__(self, enable_timing=True): self.at = 0.0
+    def record(self, stream=None): Ev.now += 0.001; self.at = Ev.now
+    def synchronize(self): pass
+    def elapsed_time(self, o): return o.at - self.at
+class Stream:
+    def synchronize(self): pass
+`
 
 // runPythonRunner runs prog with python3 beside a copy of the Triton
 // runner (importable as runner_triton) and returns its output; the test

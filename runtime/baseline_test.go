@@ -18,13 +18,7 @@ import (
 // compiled function's result is compared with the product computed by
 // hand.
 func TestBaselineCompilesLoadedModules(t *testing.T) {
-	python := os.Getenv("KGEN_TORCH_PYTHON")
-	if python == "" {
-		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatal("KGEN_TORCH_PYTHON is not set and KGEN_REQUIRE_TOOLCHAINS=1")
-		}
-		t.Skip("KGEN_TORCH_PYTHON is not set (a python with torch)")
-	}
+	python := torchPython(t)
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -67,13 +61,7 @@ print(out.tolist())
 // flush inside its sample, and the flush before it (after the previous
 // sample's) timed apart.
 func TestBaselineCleanFlush(t *testing.T) {
-	python := os.Getenv("KGEN_TORCH_PYTHON")
-	if python == "" {
-		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
-			t.Fatal("KGEN_TORCH_PYTHON is not set and KGEN_REQUIRE_TOOLCHAINS=1")
-		}
-		t.Skip("KGEN_TORCH_PYTHON is not set (a python with torch)")
-	}
+	python := torchPython(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "baseline.py"), baselineScript, 0o644); err != nil {
 		t.Fatal(err)
@@ -133,4 +121,18 @@ print(r["batch"], r["reps"], runs == ["sum"] + ["sum", "op", "sum"] * r["reps"],
 	if got := strings.Join(lines[len(lines)-2:], "\n"); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// torchPython is $KGEN_TORCH_PYTHON, a python with torch; the test is
+// skipped without it, or fails with KGEN_REQUIRE_TOOLCHAINS=1.
+func torchPython(t *testing.T) string {
+	t.Helper()
+	python := os.Getenv("KGEN_TORCH_PYTHON")
+	if python == "" {
+		if os.Getenv("KGEN_REQUIRE_TOOLCHAINS") == "1" {
+			t.Fatal("KGEN_TORCH_PYTHON is not set and KGEN_REQUIRE_TOOLCHAINS=1")
+		}
+		t.Skip("KGEN_TORCH_PYTHON is not set (a python with torch)")
+	}
+	return python
 }

@@ -435,7 +435,7 @@ func crossCheck(ctx context.Context, run []*portTarget, i int, l *loaded, maxWor
 				c.Agrees = agreement(got, want, kgrt.Tolerances(q.Source, q.Env))
 			}
 			if timeIt && err == nil {
-				b := &bencher{g: pt.g, maxWork: maxWork, peaks: peaks}
+				b := &bencher{g: pt.g, maxWork: maxWork, peaks: peaks, flush: kgrt.FlushClean} // as kgen bench times by default
 				rx := &kgrt.Executor{Runner: pt.g.runner, Binary: pt.refs[i].binary}
 				var agreed []*tensor.Tensor
 				if (passed[q] || checked) && (c.Agrees == "ok" || c.Agrees == "reference") {

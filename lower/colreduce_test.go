@@ -91,6 +91,11 @@ func templatesOf(t *testing.T, prog *ir.Program, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return launchTemplates(p)
+}
+
+// launchTemplates lists p's launches as NAME:TEMPLATE.
+func launchTemplates(p *lower.Plan) string {
 	var out []string
 	for _, l := range p.Launches {
 		out = append(out, l.Name+":"+l.Template.Name())

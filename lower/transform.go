@@ -94,7 +94,7 @@ func operandOfProduct(k *ir.Kernel, t *ir.Tensor) bool {
 	w := k.Writer(t)
 	inline := inliner(w, t)
 	for _, s := range k.Stmts {
-		if s == w || len(ir.Loads(&ir.Kernel{Stmts: []*ir.Stmt{s}}, t)) == 0 {
+		if s == w || !uses(s, t) {
 			continue
 		}
 		if MatchMatmul(s) == nil && MatchIGemm(s) == nil {

@@ -131,7 +131,19 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	} else if staged {
 		e.stageRows("    ")
 	}
+	// Streamed rows compute a max and its sum of shifted exponentials in
+	// one pass; rows kept on chip read their registers or shared memory
+	// once a pass anyway.
+	var online []lower.OnlineSum
+	if !cached && !staged {
+		online = lower.OnlineSums(stmts, l.RowDims)
+	}
 	for _, s := range stmts[:len(stmts)-1] {
+		for _, p := range online {
+			if p.Shift == s.Target {
+				e.onlinePass("    ", p)
+			}
+		}
 		reg := "kg_v_" + s.Target.Name
 		e.printf("    %s %s;\n", e.cType(s.Target.DType), reg)
 		e.printf("    {  // let %s\n", s.Target.Name)
@@ -598,6 +610,9 @@ func (e *emitter) closeRowLoop(indent string) {
 // block into a register that expr then uses in its place.
 func (e *emitter) blockReductions(indent string, v ir.Expr) {
 	for _, r := range ir.TopReductions(v) {
+		if _, done := e.reduced[r]; done {
+			continue // an online pass's (onlinePass)
+		}
 		reg := fmt.Sprintf("kg_r%d", e.acc)
 		e.acc++
 		t := e.cType(r.T)
@@ -613,20 +628,64 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 			e.decompose(in, "kg_k", "kg_krest", r.Axes)
 			e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
 		})
-		switch {
-		case e.group > 0:
-			e.printf("%s  %s = kg_group_reduce<%d, %s>(kg_part, [](%s a, %s b) { return %s; });\n",
-				indent, reg, e.group, t, t, t, combine(r.Op, t, "a", "b"))
-		case e.cluster > 1:
-			e.printf("%s  %s = kg_cluster_reduce<%d, %s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
-				indent, reg, e.cluster, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
-		default:
-			e.printf("%s  %s = kg_block_reduce<%s>(kg_part, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
-				indent, reg, t, identity(r.Op, r.T), t, t, combine(r.Op, t, "a", "b"), r.T)
-		}
+		e.reduceAcross(indent+"  ", reg, r.Op, r.T, "kg_part")
 		e.printf("%s}\n", indent)
 		e.reduced[r] = reg
 	}
+}
+
+// reduceAcross combines each thread's part of a row (variable part, of
+// type t) with op across the row's threads into dst, which every one of
+// them gets: within the group, the block, or the cluster.
+func (e *emitter) reduceAcross(indent, dst string, op ir.ReduceOp, t ir.DType, part string) {
+	ct := e.cType(t)
+	switch {
+	case e.group > 0:
+		e.printf("%s%s = kg_group_reduce<%d, %s>(%s, [](%s a, %s b) { return %s; });\n",
+			indent, dst, e.group, ct, part, ct, ct, combine(op, ct, "a", "b"))
+	case e.cluster > 1:
+		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
+			indent, dst, e.cluster, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
+	default:
+		e.printf("%s%s = kg_block_reduce<%s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
+			indent, dst, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
+	}
+}
+
+// onlinePass computes an OnlineSum's max and sum of shifted exponentials
+// in one pass over the row (see lower.OnlineSum) into two registers,
+// which the two reductions then stand for. Each thread keeps its running
+// max kg_om and sum kg_os; the threads' maxima combine first, then their
+// sums, each rescaled to the row's max.
+func (e *emitter) onlinePass(indent string, p lower.OnlineSum) {
+	t := p.Max.T
+	ct := e.cType(t)
+	m, s := fmt.Sprintf("kg_r%d", e.acc), fmt.Sprintf("kg_r%d", e.acc+1)
+	e.acc += 2
+	inf, zero := identity(ir.Max, t), identity(ir.Sum, t)
+	var extents []ir.Expr
+	for _, ax := range p.Max.Axes {
+		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo})
+	}
+	n := lower.Simplify(product(extents))
+	e.printf("%s%s %s, %s;  // %s and its sum of exponentials, in one pass\n", indent, ct, m, s, p.Shift.Name)
+	e.printf("%s{\n", indent)
+	e.printf("%s  %s kg_om = %s, kg_os = %s;\n", indent, ct, inf, zero)
+	e.rowPass(indent+"  ", "kg_k", e.paren(n), p.Max.Axes, p.Max.Body, func(in string) {
+		e.decompose(in, "kg_k", "kg_krest", p.Max.Axes)
+		e.printf("%sconst %s kg_ox = %s;\n", in, ct, e.expr(p.Max.Body))
+		e.printf("%sconst %s kg_onm = %s;\n", in, ct, combine(ir.Max, ct, "kg_om", "kg_ox"))
+		e.printf("%sif (kg_onm != kg_om) {  // a new max: the sum so far, rescaled to it (nothing after -inf)\n", in)
+		e.printf("%s  kg_os = kg_om == %s ? %s : kg_os * kg_exp(kg_om - kg_onm);\n", in, inf, zero)
+		e.printf("%s  kg_om = kg_onm;\n", in)
+		e.printf("%s}\n", in)
+		e.printf("%skg_os = kg_os + kg_exp(kg_ox - kg_om);\n", in)
+	})
+	e.reduceAcross(indent+"  ", m, ir.Max, t, "kg_om")
+	e.printf("%s  kg_os = kg_om == %s ? kg_os : kg_om == %s ? %s : kg_os * kg_exp(kg_om - %s);\n", indent, m, inf, zero, m)
+	e.reduceAcross(indent+"  ", s, ir.Sum, t, "kg_os")
+	e.printf("%s}\n", indent)
+	e.reduced[p.Max], e.reduced[p.Sum] = m, s
 }
 
 func combine(op ir.ReduceOp, t, a, b string) string {

@@ -67,6 +67,9 @@ type emitter struct {
 	// computed (a matmul's accumulator).
 	regs    map[*ir.Tensor]string
 	reduced map[*ir.Reduce]string
+	// online holds a row-reduce program's reductions computed by an
+	// online pass (onlinePass) until their statements use them.
+	online map[*ir.Reduce]string
 	// shape is the shape of a block in the current context ("[BLOCK]"),
 	// "" for a scalar context; serial reductions accumulate in it.
 	shape string

@@ -49,7 +49,20 @@ func (e *emitter) rowReduce() {
 			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)")
 		}
 	}
+	// Rows streamed through blocks compute a max and its sum of shifted
+	// exponentials in one pass; a row that fits a block is loaded once.
+	var online []lower.OnlineSum
+	if !fits {
+		online = lower.OnlineSums(append(slices.Clone(l.Fused), s), l.RowDims)
+	}
+	e.online = map[*ir.Reduce]string{}
+	defer func() { e.online = nil }()
 	for _, m := range l.Fused {
+		for _, p := range online {
+			if p.Shift == m.Target {
+				e.online[p.Max], e.online[p.Sum] = e.onlinePass(p)
+			}
+		}
 		v := e.rowValue(m.Value, fits)
 		reg := e.fresh("kg_" + m.Target.Name)
 		e.line("%s = %s", reg, v)
@@ -148,6 +161,10 @@ func (e *emitter) bindRow(ix []*ir.Index, flat string) {
 // row's lanes, the rest is scalar.
 func (e *emitter) rowValue(x ir.Expr, fits bool) string {
 	for _, r := range ir.TopReductions(x) {
+		if v, ok := e.online[r]; ok {
+			e.reduced[r] = v
+			continue
+		}
 		e.reduced[r] = e.rowReduction(r, fits)
 	}
 	e.shape = e.rowShape()
@@ -202,6 +219,47 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	v := e.temp("red")
 	e.line("%s = %s", v, reduceAxis(r.Op, acc, 0))
 	return v
+}
+
+// onlinePass renders an OnlineSum's max and sum of shifted exponentials
+// in one pass over a row that does not fit a block (see lower.OnlineSum),
+// returning the two values: each lane keeps a running max and sum, then
+// the lanes' maxima combine, and their sums rescaled to the row's. Lanes
+// past the row's end add nothing.
+func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
+	t := p.Max.T
+	inf, zero := lower.Identity(ir.Max, t), lower.Identity(ir.Sum, t)
+	m, s := e.temp("om"), e.temp("os")
+	e.shape = e.blockShape()
+	e.line("%s = tl.full([BLOCK], %s, %s)", m, constant(inf), tlType(t))
+	e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
+	ext := lower.Extent(p.Max.Axes)
+	k0 := e.fresh("kg_k0")
+	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
+	e.ind += "    "
+	e.loops++
+	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
+	e.line("%s = %s + tl.arange(0, BLOCK)", kk, k0)
+	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
+	e.decompose(kk, p.Max.Axes, true)
+	x, nm := e.temp("ox"), e.temp("onm")
+	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Max.Body, km), typed(inf))
+	e.line("%s = %s", nm, combine(ir.Max, t, m, x))
+	// A new max rescales the sum so far (a max of -inf: replaces it).
+	e.line("%s = %s + tl.where(%s, tl.exp(%s - %s), %s)", s, rescaled(m, nm, s, inf, zero), km, x, nm, typed(zero))
+	e.line("%s = %s", m, nm)
+	e.loops--
+	e.ind = e.ind[4:]
+	mx, sum = e.temp("red"), e.temp("red")
+	e.line("%s = %s", mx, reduceAxis(ir.Max, m, 0))
+	e.line("%s = %s", sum, reduceAxis(ir.Sum, rescaled(m, mx, s, inf, zero), 0))
+	return mx, sum
+}
+
+// rescaled renders sum s of exponentials shifted by m, shifted by m2 >=
+// m instead: s itself where m2 is m, nothing where m is -inf.
+func rescaled(m, m2, s string, inf, zero *ir.Const) string {
+	return fmt.Sprintf("tl.where(%s == %s, %s, tl.where(%s == %s, %s, %s * tl.exp(%s - %s)))", m2, m, s, m, typed(inf), typed(zero), s, m, m2)
 }
 
 // colReduce renders a column reduction: a program per outer point and

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -97,4 +98,35 @@ func interpreterPython(t *testing.T) string {
 		missingTool(t, "KGEN_TORCH_PYTHON is not set")
 	}
 	return python
+}
+
+// TestTritonOnlineInterpreted runs backends/cuda's testdata/online.kg in
+// Triton's interpreter with blocks of 512 lanes, so that every row is
+// streamed through blocks: each max and its sum of shifted exponentials
+// come from one pass over the row (lower.OnlineSum), rows of -inf points
+// included, and must match kgen's interpreter. The module must hold one
+// online pass for each instance but not_paired (kgen build --emit-only).
+func TestTritonOnlineInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := "../../backends/cuda/testdata/online.kg"
+	dir := t.TempDir()
+	code, out, errText := kgen(t, "build", "--target", "triton:sm_90", "--emit-only", "--config", "row-reduce.BLOCK=512", "-o", dir, spec)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errText)
+	}
+	src, err := os.ReadFile(dir + "/online.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Five of the six kernels with symbolic sizes and eight of the nine
+	// instances pair a max with its sum.
+	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAll(src, -1)); got != 13 {
+		t.Errorf("%d online passes, want 13:\n%s", got, src)
+	}
+	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", "--config", "row-reduce.BLOCK=512", spec)
+	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+	t.Log(summary)
 }

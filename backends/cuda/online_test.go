@@ -1,0 +1,58 @@
+package cuda
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/lower"
+)
+
+// TestEmulatedOnline: row-reduce launches that stream their rows compute
+// each max and its sum of shifted exponentials in one pass
+// (testdata/online.kg), and the results are the interpreter's, on the
+// CPU: with blocks of 64 threads (each thread 35 points of a row; in
+// chunks of 4 where the rows are whole chunks; rows enough that the sums
+// are not split) and with groups of 8 threads a row. not_paired keeps its
+// two passes.
+func TestEmulatedOnline(t *testing.T) {
+	spec, err := os.ReadFile("testdata/online.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  lower.Config
+	}{
+		{"blocks", lower.Config{"THREADS": 64, "STAGE": 0, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 1, "VEC": 4}},
+		{"groups of 8", lower.Config{"THREADS": 64, "STAGE": 0, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 8, "VEC": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var plans []*lower.Plan
+			for _, p := range plansFor(t, "online.kg", string(spec), sm80) {
+				if p.Env == nil {
+					continue
+				}
+				if _, err := lower.Override(p, c.cfg, sm80); err != nil {
+					t.Fatalf("%s: %v", p.Name, err)
+				}
+				if l := p.Launches[0]; len(p.Launches) != 1 || l.Template.Name() != "row-reduce" {
+					t.Fatalf("%s: %d launches, the first %s; the test needs one row-reduce", p.Name, len(p.Launches), l.Template.Name())
+				}
+				if _, _, cached := lower.RowCache(p.Launches[0]); cached {
+					t.Fatalf("%s: rows kept in registers; the test needs them streamed", p.Name)
+				}
+				src := Emit([]*lower.Plan{p})
+				want := 1
+				if p.Name == "not_paired_odd" {
+					want = 0
+				}
+				if got := strings.Count(src, "in one pass"); got != want {
+					t.Errorf("%s: %d online passes, want %d:\n%s", p.Name, got, want, src)
+				}
+				plans = append(plans, p)
+			}
+			emulatePlans(t, plans, nil)
+		})
+	}
+}

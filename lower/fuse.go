@@ -579,6 +579,16 @@ func (rowReduce) Default(l *Launch) Config {
 	} else if t >= 512 {
 		if v := rowVecDefault(l); n%v == 0 && rowRegs(n, 512, v) <= MaxCached {
 			t, vec = 512, v
+		} else if readOnce(l) && manyRows(l, 1) {
+			// Rows that one online pass reads once (a log-sum-exp; see
+			// OnlineSums) stream through a block of 512 threads each,
+			// keeping nothing: on the H100
+			// (testsuite/results/2026-11-26-h100-s15-online/), cross
+			// entropy's log-sum-exp over 512 rows of 32000 f32 took 38.94
+			// us with clusters of 4 keeping the row in registers, 39.74
+			// with blocks of 1024 keeping it, 31.30 streamed by 512 (35.07
+			// by 256, 48.32 by 128; 32.90 by clusters of 2 of 256).
+			return Config{"THREADS": 512, "PREFETCH": 0, "CLUSTER": 1, "VEC": rowVecDefault(l), "BLOCK_ROWS": 1}
 		} else {
 			prefetch = 1
 		}
@@ -607,6 +617,21 @@ func (rowReduce) Default(l *Launch) Config {
 		return Config{"THREADS": 256, "PREFETCH": 0, "CLUSTER": c, "VEC": rowVecDefault(l), "BLOCK_ROWS": 1}
 	}
 	return Config{"THREADS": t, "PREFETCH": prefetch, "CLUSTER": cluster, "VEC": vec, "BLOCK_ROWS": 1}
+}
+
+// readOnce reports whether l's statements, streamed, read each row once:
+// one reduction over the row, or a max and its sum of shifted
+// exponentials in one pass (OnlineSums), and no output along the row.
+func readOnce(l *Launch) bool {
+	stmts := append(slices.Clone(l.Fused), l.Stmt)
+	if OnlineSums(stmts, l.RowDims) != nil {
+		return true
+	}
+	n := 0
+	for _, s := range stmts {
+		n += len(ir.TopReductions(s.Value))
+	}
+	return n == 1 && len(l.Stmt.Index) == l.RowDims
 }
 
 // stagedDefault stages the rows (STAGE=1, a block of 1024 threads a row)

@@ -30,10 +30,35 @@ type OnlineSum struct {
 
 // OnlineSums finds the OnlineSum pairs among stmts, a row-reduce launch's
 // fused statements then its own (the last), whose first rowDims indices
-// are the row's. The max's let must come before the statement of the
-// sum; the max, the sum, the points and the shift all of one float type,
-// f32 or f64. A row's max pairs with one sum at most, the first found.
+// are the row's, where they leave the launch one pass over its rows: no
+// other reduction, and no output along the row. The max's let must come
+// before the statement of the sum; the max, the sum, the points and the
+// shift all of one float type, f32 or f64. A row's max pairs with one sum
+// at most, the first found.
+//
+// Where a pass would remain, the pairs cost more arithmetic than the pass
+// they save: on the H100 (testsuite/results/2026-11-26-h100-s15-online/),
+// the online pass took Triton's softmax over 128 rows of 50257 f32 (then
+// the probabilities' pass) from 62.91 to 103.23 us and CUDA's attention
+// probabilities over rows of 512 from 188.26 to 200.35, but Triton's
+// cross entropy over 512 rows of 32000 (its log-sum-exp then read once)
+// from 49.92 to 30.56.
 func OnlineSums(stmts []*ir.Stmt, rowDims int) []OnlineSum {
+	pairs := onlineSums(stmts, rowDims)
+	passes := -len(pairs)
+	if len(stmts) > 0 && len(stmts[len(stmts)-1].Index) > rowDims {
+		passes++
+	}
+	for _, s := range stmts {
+		passes += len(ir.TopReductions(s.Value))
+	}
+	if passes != 1 {
+		return nil
+	}
+	return pairs
+}
+
+func onlineSums(stmts []*ir.Stmt, rowDims int) []OnlineSum {
 	if len(stmts) == 0 {
 		return nil
 	}

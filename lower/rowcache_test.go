@@ -59,6 +59,10 @@ kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
   let den[r] = sum[d](exp(X[r, d] - mx[r]))
   Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
 }
+kernel lse<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  let mx[r] = max[d](X[r, d])
+  Y[r] = mx[r] + log(sum[d](exp(X[r, d] - mx[r])))
+}
 kernel inorm<NC, H, W>(X: f32[NC, H, W]) -> (Y: f32[NC, H, W]) {
   let mu[c] = sum[h, w](X[c, h, w]) / (H * W)
   Y[c, h, w] = X[c, h, w] - mu[c]
@@ -74,6 +78,8 @@ instance f32_100 = softmax<R = 8192, D = 100>
 instance f32_100_few = softmax<R = 4096, D = 100>
 instance bf16_256 = norm_bf16<R = 4096, D = 256>
 instance f32_32k = softmax<R = 512, D = 32000>
+instance lse_32k = lse<R = 512, D = 32000>
+instance lse_32k_few = lse<R = 128, D = 32000>
 instance inorm_kb = inorm<NC = 1024, H = 256, W = 256>
 instance f32_64k = softmax<R = 1024, D = 65536>
 instance f32_vocab = softmax<R = 128, D = 50257>
@@ -98,9 +104,15 @@ instance f32_vocab = softmax<R = 128, D = 50257>
 		// 32 a thread of 1024, twice that prefetching) take clusters of
 		// 4 blocks of 256; rows no block keeps in registers (two axes;
 		// 65536 f32), clusters of 8.
-		"f32_32k":  "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, THREADS=256, VEC=4",
-		"inorm_kb": "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
-		"f32_64k":  "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		"f32_32k": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, THREADS=256, VEC=4",
+		// But a log-sum-exp of such rows, one online pass
+		// (lower.OnlineSums), streams them by blocks of 512, where the
+		// rows fill two blocks a multiprocessor; fewer rows take
+		// clusters.
+		"lse_32k":     "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
+		"lse_32k_few": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, THREADS=1024, VEC=4",
+		"inorm_kb":    "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		"f32_64k":     "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
 		// No more rows than multiprocessors, each too long for a block's
 		// registers but not for its shared memory (196 KiB): staged.
 		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=1, THREADS=1024, VEC=1",
@@ -127,6 +139,7 @@ instance f32_vocab = softmax<R = 128, D = 50257>
 	}
 	for name, w := range map[string]string{
 		"f32_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
+		"lse_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
 		"f32_16k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
 		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
 	} {

@@ -105,7 +105,8 @@ func interpreterPython(t *testing.T) string {
 // streamed through blocks: each max and its sum of shifted exponentials
 // come from one pass over the row (lower.OnlineSum), rows of -inf points
 // included, and must match kgen's interpreter. The module must hold one
-// online pass for each instance but not_paired (kgen build --emit-only).
+// online pass for each kernel and instance but not_paired and softmax
+// (kgen build --emit-only).
 func TestTritonOnlineInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/online.kg"
@@ -118,7 +119,7 @@ func TestTritonOnlineInterpreted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Five of the six kernels with symbolic sizes and eight of the nine
+	// Five of the seven kernels with symbolic sizes and eight of the ten
 	// instances pair a max with its sum.
 	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAll(src, -1)); got != 13 {
 		t.Errorf("%d online passes, want 13:\n%s", got, src)

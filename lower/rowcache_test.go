@@ -215,7 +215,9 @@ func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
 
 // TestTileRowDefault: Triton's row-reduce takes short rows several to a
 // program (blocks of at least 32, 4096 elements a program, a warp per 512)
-// where the rows fill two programs a multiprocessor, else a program a row.
+// where the rows fill two programs a multiprocessor, else a program a row;
+// rows streamed through blocks of 4096, no more than a program a
+// multiprocessor, take 16 warps.
 func TestTileRowDefault(t *testing.T) {
 	prog, _ := checkOnSm90(t, "tilerows.kg", `
 kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
@@ -226,6 +228,8 @@ instance tiny = rowsum<R = 1000, D = 7>
 instance few = rowsum<R = 4096, D = 100>
 instance long = rowsum<R = 4096, D = 1000>
 instance empty = rowsum<R = 40000, D = 0>
+instance vocab = rowsum<R = 128, D = 50257>
+instance vocab_many = rowsum<R = 512, D = 50257>
 `)
 	tgt, err := runtime.ParseTarget("triton:sm_90")
 	if err != nil {
@@ -237,6 +241,9 @@ instance empty = rowsum<R = 40000, D = 0>
 		"few":   "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
 		"long":  "BLOCK=1024, BLOCK_ROWS=1, num_warps=2", // longer than 256
 		"empty": "BLOCK=32, BLOCK_ROWS=64, num_warps=4",  // sums of nothing, one output a row
+		// Streamed: 128 rows, a program a multiprocessor; 512, four.
+		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_warps=16",
+		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_warps=8",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())

@@ -27,6 +27,7 @@ type compiler struct {
 	bufs   map[*ir.Tensor]*buffer
 	scope  []*ir.Index // indices bound at the expression being compiled
 	konst  map[ir.Expr]bool
+	round  bool // Options.RoundOps
 }
 
 // bind gives ix a slot in every frame.
@@ -116,6 +117,17 @@ func (c *compiler) float(e ir.Expr) (ffn, error) {
 	fn, err := c.float1(e)
 	if err != nil {
 		return nil, err
+	}
+	if t := e.Type(); c.round && t != ir.F64 {
+		switch e.(type) {
+		case *ir.Unary, *ir.Binary, *ir.Call, *ir.Reduce:
+			exact := fn
+			if t == ir.F32 {
+				fn = func(f *frame) float64 { return roundF32(exact(f)) }
+			} else {
+				fn = func(f *frame) float64 { return tensor.RoundFloat(t, exact(f)) }
+			}
+		}
 	}
 	return fold(c, e, fn), nil
 }

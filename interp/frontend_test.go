@@ -50,6 +50,10 @@ kernel pool<N>(X: i32[N]) -> (Y: i32[H]) where H = N / 2 {
 kernel shift<N>(X: f32[N]) -> (Y: f32[N]) {
   Y[i] = X[i + 1]
 }
+
+kernel softplus<N>(X: f32[N]) -> (Y: f32[N]) {
+  Y[i] = log(1 + exp(-abs(X[i])))
+}
 `
 
 func checkSpecs(t *testing.T) *ir.Program {
@@ -214,6 +218,39 @@ func TestSpecs(t *testing.T) {
 		want := []int64{-4 - 0, 2 - 1, -1 - 2, 4 - 0, 0 - 1} // max(pair) / 2 - i % 3
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("rounded operations", func(t *testing.T) {
+		// log(1 + exp(-9)) in f32: 1 + exp(-9) keeps few of exp's
+		// digits. By default the operations are evaluated in f64 and the
+		// result rounded once; with RoundOps each is rounded to f32, as
+		// the same arithmetic in Go's float32 does.
+		k := specKernel(t, prog, "softplus")
+		env := bind(t, k, map[string]int64{"N": 2}, nil)
+		in := fromFloats(ir.F32, []int64{2}, -9, 0.5)
+		f32 := func(x float64) float32 {
+			e := float32(math.Exp(float64(float32(-math.Abs(x)))))
+			return float32(math.Log(float64(1 + e)))
+		}
+		wantRounded := []float64{float64(f32(-9)), float64(f32(0.5))}
+		wantExact := []float64{float64(float32(math.Log1p(math.Exp(-9)))), float64(float32(math.Log1p(math.Exp(-0.5))))}
+		exact, err := Run(k, env, []*tensor.Tensor{in}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rounded, err := Run(k, env, []*tensor.Tensor{in}, Options{RoundOps: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(wantExact, floats(exact[0])); diff != "" {
+			t.Errorf("default (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantRounded, floats(rounded[0])); diff != "" {
+			t.Errorf("RoundOps (-want +got):\n%s", diff)
+		}
+		if wantRounded[0] == wantExact[0] {
+			t.Errorf("log(1 + exp(-9)) the same rounded and not (%g): the case tests nothing", wantExact[0])
 		}
 	})
 

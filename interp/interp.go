@@ -64,6 +64,14 @@ type Options struct {
 	// Workers is the number of goroutines each statement is split across;
 	// 0 (or negative) means runtime.GOMAXPROCS(0).
 	Workers int
+	// RoundOps rounds the result of every operation on f32, f16 or bf16
+	// values to its type, as a GPU evaluating the spec in its declared
+	// types does (a reduction's total, not each of its steps). Without
+	// it, such operations are evaluated in f64 and rounded where a value
+	// is stored or cast: the reference. The difference between the two
+	// measures how much the spec's own formulas amplify rounding
+	// (runtime.Conditioned).
+	RoundOps bool
 }
 
 // RunError is a failure while evaluating a kernel: an out-of-range read
@@ -104,7 +112,7 @@ func Run(k *ir.Kernel, env *ir.Env, inputs []*tensor.Tensor, opts Options) (outs
 	if len(inputs) != len(k.Inputs) {
 		return nil, fmt.Errorf("kernel %s takes %d inputs (%s), got %d", k.Name, len(k.Inputs), tensorNames(k.Inputs), len(inputs))
 	}
-	c := &compiler{k: k, env: env, slots: map[*ir.Index]int{}, bufs: map[*ir.Tensor]*buffer{}}
+	c := &compiler{k: k, env: env, slots: map[*ir.Index]int{}, bufs: map[*ir.Tensor]*buffer{}, round: opts.RoundOps}
 	read := loadedTensors(k)
 	for i, t := range k.Inputs {
 		in := inputs[i]

@@ -131,3 +131,26 @@ func TestTritonOnlineInterpreted(t *testing.T) {
 	}
 	t.Log(summary)
 }
+
+// TestTritonConditionedInterpreted: a spec whose f32 formula amplifies
+// rounding (KernelBench's Gemm + Mish + Mish, its softplus written
+// log(1 + exp(-abs(x))): at M = N = K = 1 with integer inputs, 1 + exp(x)
+// keeps few of exp's digits) passes kgen test, as the check allows what
+// the interpreter's own f32 evaluation of the formula errs by
+// (runtime.Executor.Check, interp.Options.RoundOps); the seed 3 check
+// failed with a relative error of 1.1e-4 before it did.
+func TestTritonConditionedInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := writeFile(t, t.TempDir(), "mish.kg", `
+fn softplus(x) = max(x, 0) + log(1 + exp(-abs(x)))
+fn mish(x) = x * tanh(softplus(x))
+kernel kb2_gemm_mish_mish<M, N, K>(X: f32[M, K], Wt: f32[N, K], bias: f32[N]) -> (Y: f32[M, N]) {
+  Y[m, n] = mish(mish(sum[k](X[m, k] * Wt[n, k]) + bias[n]))
+}
+`)
+	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "4", spec)
+	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	if code != 0 || !strings.HasPrefix(summary, "2 plans: 2 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+}

@@ -18,6 +18,10 @@ type printer struct {
 	canonical bool
 	names     map[any]string
 	nIndex    int
+	// where, when set, is what a let's comment says in place of the
+	// kernel's analysis (inlinable or materialized): where a plan keeps
+	// its values (PrintStmtWhere).
+	where *string
 }
 
 func (p *printer) name(obj any, fallback string) string {
@@ -58,6 +62,15 @@ func Print(k *Kernel) string {
 // PrintStmt renders one statement of k as Print does.
 func PrintStmt(k *Kernel, s *Stmt) string {
 	p := &printer{}
+	p.stmt(k, s)
+	return strings.TrimSuffix(strings.TrimPrefix(p.sb.String(), "  "), "\n")
+}
+
+// PrintStmtWhere is PrintStmt with where, if not empty, as a let's
+// comment in place of whether the kernel could inline it: where a
+// plan's launch keeps its values.
+func PrintStmtWhere(k *Kernel, s *Stmt, where string) string {
+	p := &printer{where: &where}
 	p.stmt(k, s)
 	return strings.TrimSuffix(strings.TrimPrefix(p.sb.String(), "  "), "\n")
 }
@@ -202,7 +215,11 @@ func (p *printer) stmt(k *Kernel, s *Stmt) {
 	p.expr(s.Value, 0)
 	if !p.canonical {
 		fmt.Fprintf(w, "  // %s", Classify(s))
-		if s.Target.Kind == Let {
+		if s.Target.Kind == Let && p.where != nil {
+			if *p.where != "" {
+				fmt.Fprintf(w, ", %s", *p.where)
+			}
+		} else if s.Target.Kind == Let {
 			if ok, _ := Inlinable(k, s.Target); ok {
 				w.WriteString(", inlinable")
 			} else {

@@ -409,6 +409,19 @@ func choose(s *ir.Stmt, lim Limits) Template {
 	panic("lower: no template accepts " + ir.Format(s.Value)) // generic accepts all
 }
 
+// PrintStmt renders statement s of one of p's launches as ir.PrintStmt
+// does, a let's comment saying where the plan keeps its values: "in the
+// workspace" (a launch stores them; later launches read them) or "on
+// chip" (a launch's fused let, in registers or shared memory, never
+// stored).
+func (p *Plan) PrintStmt(s *ir.Stmt) string {
+	where := "on chip"
+	if p.Slot(s.Target) != nil {
+		where = "in the workspace"
+	}
+	return ir.PrintStmtWhere(p.Kernel, s, where)
+}
+
 // Print renders a plan for `kgen ir --after lower`.
 func Print(p *Plan) string {
 	var sb strings.Builder
@@ -423,7 +436,7 @@ func Print(p *Plan) string {
 	for _, l := range p.Launches {
 		fmt.Fprintf(&sb, "  launch %s: %s(%s) grid %s\n", l.Name, l.Template.Name(), l.Config, formatGrid(l.Grid()))
 		for _, s := range l.Stmts() {
-			fmt.Fprintf(&sb, "    %s\n", ir.PrintStmt(p.Kernel, s))
+			fmt.Fprintf(&sb, "    %s\n", p.PrintStmt(s))
 		}
 	}
 	return sb.String()

@@ -240,3 +240,38 @@ kernel shifted<M, N>(X: f32[M, N]) -> (Y: f32[N, M]) {
 		}
 	}
 }
+
+// TestPrintWhere: a plan's statements say where it keeps each let's
+// values: a row-reduce launch's fused lets "on chip", a let that a
+// launch stores for later launches "in the workspace" (cross entropy's
+// log-sum-exp, which the mean over rows reads).
+func TestPrintWhere(t *testing.T) {
+	prog, diags := frontend.CheckSource("where.kg", `
+kernel cross_entropy<NB, NC>(X: f32[NB, NC], target: i64[NB]) -> (loss: f32) {
+  let mx[b] = max[c](X[b, c])
+  let lse[b] = mx[b] + log(sum[c](exp(X[b, c] - mx[b])))
+  loss = sum[b](lse[b] - X[b, target[b]]) / NB
+}
+instance ce = cross_entropy<NB = 512, NC = 1000>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	in := prog.Instance("ce")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := lower.Print(p)
+	for _, want := range []string{
+		"let mx[b in 0..512]: f32 = max<f32>[c in 0..1000](X[b, c])  // reduction(inner), on chip\n",
+		"(exp(X[b, c] - mx[b])))  // reduction(inner), in the workspace\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the plan has no line with %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "materialized") || strings.Contains(text, "inlinable") {
+		t.Errorf("the plan says what the kernel could do, not what it does:\n%s", text)
+	}
+}

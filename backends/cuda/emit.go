@@ -169,7 +169,7 @@ func (e *emitter) launch(i int, l *lower.Launch) {
 	p, k := e.plan, e.plan.Kernel
 	e.printf("// %s: launch %d of %d, template %s (%s)\n", p.Name, i+1, len(p.Launches), l.Template.Name(), l.Config)
 	for _, s := range l.Stmts() {
-		e.printf("//   %s\n", ir.PrintStmt(k, s))
+		e.printf("//   %s\n", p.PrintStmt(s))
 	}
 	g := l.Grid()
 	bounds := strconv.FormatInt(g.Threads, 10)

@@ -230,7 +230,7 @@ func (e *emitter) kernel(i int) {
 	}
 	e.line("# %s: launch %d of %d, template %s (%s)", p.Name, i+1, len(p.Launches), l.Template.Name(), l.Config)
 	for _, s := range l.Stmts() {
-		e.line("#   %s", ir.PrintStmt(k, s))
+		e.line("#   %s", p.PrintStmt(s))
 	}
 	e.line("@triton.jit")
 	e.line("def %s(%s):", pyName(l.Name), strings.Join(params, ", "))

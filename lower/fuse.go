@@ -69,7 +69,15 @@ func groupRows(k *ir.Kernel, cols bool, lim Limits) []group {
 // statistics that the kernel also returns, such as a quantization's
 // scales) is stored by the launch as well as kept on chip.
 func isRowMember(s *ir.Stmt) bool {
-	return (s.Target.Kind == ir.Let || s.Target.Kind == ir.Output) && ir.Classify(s) == ir.InnerReduction && unguarded(s.Value)
+	return (s.Target.Kind == ir.Let || s.Target.Kind == ir.Output) && rowReduction(s) && unguarded(s.Value)
+}
+
+// rowReduction reports whether s reduces along its rows as a row-reduce
+// launch's statements do: an inner reduction, or any other that suits a
+// block per output point (rowWise; a group norm's statistics over a
+// group's channels, a cosine's dot product).
+func rowReduction(s *ir.Stmt) bool {
+	return ir.Classify(s) == ir.InnerReduction || rowWise(s)
 }
 
 // unguarded reports whether every reduction in e is evaluated whenever e
@@ -129,7 +137,7 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 		return kind == ir.InnerReduction
 	}
 	r := rowRank(members, final)
-	if len(final.Index) < r || (kind != ir.Elementwise && !(kind == ir.InnerReduction && len(final.Index) == r)) {
+	if len(final.Index) < r || (kind != ir.Elementwise && !(rowReduction(final) && len(final.Index) == r)) {
 		return false
 	}
 	if n := RowLength(&Launch{Stmt: final, RowDims: r}); n > 0 && longRows(final.Index[:r], n) {
@@ -145,8 +153,10 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 			}
 		}
 	}
-	// Each member is read only by later members and the final, and only
-	// at the reader's own row.
+	// Each member is read by later members and the final only at the
+	// reader's own row; statements after the group may read it anywhere,
+	// from the workspace, where the launch stores it too (see
+	// storedMembers).
 	inGroup := append(slices.Clone(members), final)
 	for mi, m := range members {
 		for _, s := range k.Stmts {
@@ -174,6 +184,9 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 				continue
 			}
 			pos := slices.Index(inGroup, s)
+			if pos < 0 && slices.Index(k.Stmts, s) > slices.Index(k.Stmts, final) {
+				continue
+			}
 			if pos <= mi || !atRow {
 				return false
 			}
@@ -589,7 +602,7 @@ func (rowReduce) Default(l *Launch) Config {
 			}
 		} else if readOnce(l) && manyRows(l, 1) {
 			// Rows that one online pass reads once (a log-sum-exp; see
-			// OnlineSums) stream through a block of 512 threads each,
+			// OnePass) stream through a block of 512 threads each,
 			// keeping nothing: on the H100
 			// (testsuite/results/2026-11-26-h100-s15-online/), cross
 			// entropy's log-sum-exp over 512 rows of 32000 f32 took 38.94
@@ -629,13 +642,14 @@ func (rowReduce) Default(l *Launch) Config {
 
 // readOnce reports whether l's statements, streamed, read each row once
 // through an online pass: a max and its sum of shifted exponentials and
-// nothing else over the row (OnlineSums). (A single reduction reads its
+// nothing else over the row (OnePass, measured with OnlineSum pairs). (A single reduction reads its
 // rows once too, but streaming them did not pay: a matrix-vector product
 // over 1001 rows of 30001 f32 took 45.98 us with clusters of 4 keeping
 // them in registers, 59.78 streamed by 512 threads, in
 // testsuite/results/2026-11-26-h100-s15-online/second/.)
 func readOnce(l *Launch) bool {
-	return OnlineSums(append(slices.Clone(l.Fused), l.Stmt), l.RowDims) != nil
+	ps, ok := OnePass(append(slices.Clone(l.Fused), l.Stmt), l.RowDims)
+	return ok && len(ps.Online) > 0
 }
 
 // stagedDefault stages the rows (STAGE=1, a block of 1024 threads a row)

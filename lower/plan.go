@@ -224,13 +224,13 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	fused := map[*ir.Tensor]bool{}
 	for _, g := range groups {
 		for _, s := range g.fused {
-			fused[s.Target] = true
+			fused[s.Target] = !readAfter(k, s.Target, g.final)
 		}
 	}
 	var offset ir.Expr = ir.IntConst(0)
 	for _, t := range k.Lets {
 		if fused[t] {
-			continue // kept in registers by its launch
+			continue // kept on chip by its launch, and read nowhere else
 		}
 		bytes := mul(ir.IntConst(int64(t.DType.Size())), product(t.Shape))
 		p.Workspace = append(p.Workspace, &Slot{Tensor: t, Offset: offset, Bytes: bytes})
@@ -264,6 +264,26 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 		p.Launches = append(p.Launches, l)
 	}
 	return p, nil
+}
+
+// readAfter reports whether a statement of k after final reads t: a
+// let fused into final's launch is then stored by that launch as well
+// (a group's members may be read after it, rowGroupOK).
+func readAfter(k *ir.Kernel, t *ir.Tensor, final *ir.Stmt) bool {
+	i := slices.Index(k.Stmts, final)
+	for _, s := range k.Stmts[i+1:] {
+		found := false
+		ir.Walk(s.Value, func(e ir.Expr) bool {
+			if ld, ok := e.(*ir.Load); ok && ld.Tensor == t {
+				found = true
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // Limits are the target's bounds on a launch, which every configuration

@@ -131,17 +131,23 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	} else if staged {
 		e.stageRows("    ")
 	}
-	// Streamed rows compute a max and its sum of shifted exponentials in
-	// one pass; rows kept on chip read their registers or shared memory
-	// once a pass anyway.
-	var online []lower.OnlineSum
+	// Streamed rows compute a max and its sum of shifted exponentials, or
+	// a sum and its squared deviations, in one pass where that leaves one
+	// pass (lower.OnePass); rows kept on chip read their registers or
+	// shared memory once a pass anyway.
+	var pairs lower.Passes
 	if !cached && !staged {
-		online = lower.OnlineSums(stmts, l.RowDims)
+		pairs, _ = lower.OnePass(stmts, l.RowDims)
 	}
 	for _, s := range stmts[:len(stmts)-1] {
-		for _, p := range online {
+		for _, p := range pairs.Online {
 			if p.Shift == s.Target {
 				e.onlinePass("    ", p)
+			}
+		}
+		for _, p := range pairs.Centered {
+			if p.Mean == s.Target {
+				e.centeredPass("    ", p)
 			}
 		}
 		reg := "kg_v_" + s.Target.Name
@@ -151,8 +157,14 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("      %s = %s;\n", reg, e.expr(s.Value))
 		e.printf("    }\n")
 		e.regs[s.Target] = reg
-		if s.Target.Kind == ir.Output {
-			// A fused output: the row's first thread stores it too.
+		for _, p := range pairs.Centered {
+			if p.Mean == s.Target {
+				e.centeredSquares("    ", p, reg)
+			}
+		}
+		if s.Target.Kind == ir.Output || e.plan.Slot(s.Target) != nil {
+			// A fused output, or a let that later launches read: the
+			// row's first thread stores it too.
 			first := e.rowTid + " == 0"
 			if live != "" {
 				first += " && " + live
@@ -650,6 +662,67 @@ func (e *emitter) reduceAcross(indent, dst string, op ir.ReduceOp, t ir.DType, p
 		e.printf("%s%s = kg_block_reduce<%s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
 			indent, dst, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
 	}
+}
+
+// centeredPass computes a CenteredSum's sum in one pass over the row
+// (see lower.CenteredSum) into a register that the reduction then stands
+// for, each thread keeping, shifted by its first point K, the sum S1 and
+// the sum of squares S2 of its n points (centeredNames), from which
+// centeredSquares makes the squared deviations once the mean is known.
+func (e *emitter) centeredPass(indent string, p lower.CenteredSum) {
+	t := p.Sum.T
+	ct := e.cType(t)
+	sum := fmt.Sprintf("kg_r%d", e.acc)
+	e.acc++
+	zero := identity(ir.Sum, t)
+	var extents []ir.Expr
+	for _, ax := range p.Sum.Axes {
+		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo})
+	}
+	n := lower.Simplify(product(extents))
+	e.printf("%s%s %s;  // the sum for %s; with the squares of its points' deviations, in one pass\n", indent, ct, sum, p.Mean.Name)
+	cn, ck, cs1, cs2 := centeredNames(p)
+	e.printf("%s%s %s = %s, %s = %s, %s = %s, %s = %s;\n", indent, ct, cn, zero, ck, zero, cs1, zero, cs2, zero)
+	e.printf("%s{\n", indent)
+	e.printf("%s  %s kg_part = %s;\n", indent, ct, zero)
+	e.rowPass(indent+"  ", "kg_k", e.paren(n), p.Sum.Axes, p.Sum.Body, func(in string) {
+		e.decompose(in, "kg_k", "kg_krest", p.Sum.Axes)
+		e.printf("%sconst %s kg_cx = %s;\n", in, ct, e.expr(p.Sum.Body))
+		e.printf("%sif (%s == %s) %s = kg_cx;  // the thread's shift: its first point\n", in, cn, zero, ck)
+		e.printf("%sconst %s kg_cd = kg_cx - %s;\n", in, ct, ck)
+		e.printf("%s%s = %s + kg_cd;\n", in, cs1, cs1)
+		e.printf("%s%s = %s + kg_cd * kg_cd;\n", in, cs2, cs2)
+		e.printf("%s%s = %s + %s;\n", in, cn, cn, constant(ir.FloatConst(t, 1)))
+		e.printf("%skg_part = kg_part + kg_cx;\n", in)
+	})
+	e.reduceAcross(indent+"  ", sum, ir.Sum, t, "kg_part")
+	e.printf("%s}\n", indent)
+	e.reduced[p.Sum] = sum
+}
+
+// centeredSquares sums a CenteredSum's squared deviations from the mean
+// (register mean) across the row's threads, from each thread's shifted
+// sums (centeredPass): S2 - 2 (mean - K) S1 + n (mean - K)^2.
+func (e *emitter) centeredSquares(indent string, p lower.CenteredSum, mean string) {
+	t := p.Squares.T
+	ct := e.cType(t)
+	sq := fmt.Sprintf("kg_r%d", e.acc)
+	e.acc++
+	e.printf("%s%s %s;  // the squares of the deviations from %s\n", indent, ct, sq, p.Mean.Name)
+	e.printf("%s{\n", indent)
+	cn, ck, cs1, cs2 := centeredNames(p)
+	e.printf("%s  const %s kg_cm = %s - %s;\n", indent, ct, mean, ck)
+	e.printf("%s  %s kg_part = %s - %s * kg_cm * %s + %s * kg_cm * kg_cm;\n", indent, ct, cs2, constant(ir.FloatConst(t, 2)), cs1, cn)
+	e.reduceAcross(indent+"  ", sq, ir.Sum, t, "kg_part")
+	e.printf("%s}\n", indent)
+	e.reduced[p.Squares] = sq
+}
+
+// centeredNames are the registers of a CenteredSum's thread: its count
+// n, shift K and shifted sums S1 and S2, named after the mean's let.
+func centeredNames(p lower.CenteredSum) (n, k, s1, s2 string) {
+	m := name(p.Mean.Name)
+	return "kg_cn_" + m, "kg_ck_" + m, "kg_cs1_" + m, "kg_cs2_" + m
 }
 
 // onlinePass computes an OnlineSum's max and sum of shifted exponentials

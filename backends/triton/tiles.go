@@ -50,24 +50,37 @@ func (e *emitter) rowReduce() {
 		}
 	}
 	// Rows streamed through blocks compute a max and its sum of shifted
-	// exponentials in one pass; a row that fits a block is loaded once.
-	var online []lower.OnlineSum
+	// exponentials, or a sum and its squared deviations, in one pass
+	// where that leaves one pass (lower.OnePass); a row that fits a block
+	// is loaded once.
+	var pairs lower.Passes
 	if !fits {
-		online = lower.OnlineSums(append(slices.Clone(l.Fused), s), l.RowDims)
+		pairs, _ = lower.OnePass(append(slices.Clone(l.Fused), s), l.RowDims)
 	}
 	e.online = map[*ir.Reduce]string{}
 	defer func() { e.online = nil }()
+	shifted := map[*ir.Tensor]centered{}
 	for _, m := range l.Fused {
-		for _, p := range online {
+		for _, p := range pairs.Online {
 			if p.Shift == m.Target {
 				e.online[p.Max], e.online[p.Sum] = e.onlinePass(p)
+			}
+		}
+		for _, p := range pairs.Centered {
+			if p.Mean == m.Target {
+				shifted[m.Target] = e.centeredPass(p)
 			}
 		}
 		v := e.rowValue(m.Value, fits)
 		reg := e.fresh("kg_" + m.Target.Name)
 		e.line("%s = %s", reg, v)
 		e.regs[m.Target] = reg
-		if m.Target.Kind == ir.Output {
+		for _, p := range pairs.Centered {
+			if p.Mean == m.Target {
+				e.online[p.Squares] = e.centeredSquares(shifted[m.Target], reg)
+			}
+		}
+		if m.Target.Kind == ir.Output || e.plan.Slot(m.Target) != nil {
 			e.regsStore(m, reg) // a fused output, stored too
 		}
 	}
@@ -254,6 +267,61 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	e.line("%s = %s", mx, reduceAxis(ir.Max, m, 0))
 	e.line("%s = %s", sum, reduceAxis(ir.Sum, rescaled(m, mx, s, inf, zero), 0))
 	return mx, sum
+}
+
+// centered names a CenteredSum's lanes' count n, shift k (each lane's
+// first point) and shifted sums s1 and s2 (centeredPass).
+type centered struct{ n, k, s1, s2 string }
+
+// centeredPass renders a CenteredSum's sum in one pass over a row that
+// does not fit a block (see lower.CenteredSum) and records its value for
+// the statement that reads it; each lane keeps its count, its first point
+// and the sum and sum of squares of its points shifted by it, from which
+// centeredSquares makes the squared deviations once the mean is known.
+func (e *emitter) centeredPass(p lower.CenteredSum) centered {
+	t := p.Sum.T
+	tt := tlType(t)
+	c := centered{e.temp("cn"), e.temp("ck"), e.temp("cs1"), e.temp("cs2")}
+	acc := e.temp("acc")
+	e.shape = e.blockShape()
+	for _, v := range []string{c.n, c.k, c.s1, c.s2, acc} {
+		e.line("%s = tl.zeros([BLOCK], %s)", v, tt)
+	}
+	ext := lower.Extent(p.Sum.Axes)
+	k0 := e.fresh("kg_k0")
+	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
+	e.ind += "    "
+	e.loops++
+	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
+	e.line("%s = %s + tl.arange(0, BLOCK)", kk, k0)
+	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
+	e.decompose(kk, p.Sum.Axes, true)
+	x, d := e.temp("cx"), e.temp("cd")
+	zero := typed(lower.Identity(ir.Sum, t))
+	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Sum.Body, km), zero)
+	e.line("%s = tl.where(%s & (%s == 0), %s, %s)", c.k, km, c.n, x, c.k)
+	e.line("%s = tl.where(%s, %s - %s, %s)", d, km, x, c.k, zero)
+	e.line("%s = %s + %s", c.s1, c.s1, d)
+	e.line("%s = %s + %s * %s", c.s2, c.s2, d, d)
+	e.line("%s = %s + tl.where(%s, 1, 0).to(%s)", c.n, c.n, km, tt)
+	e.line("%s = %s + %s", acc, acc, x)
+	e.loops--
+	e.ind = e.ind[4:]
+	sum := e.temp("red")
+	e.line("%s = %s", sum, reduceAxis(ir.Sum, acc, 0))
+	e.online[p.Sum] = sum
+	return c
+}
+
+// centeredSquares renders the sum of a CenteredSum's squared deviations
+// from the mean (mean, a scalar) over the lanes' shifted sums: S2 - 2
+// (mean - K) S1 + n (mean - K)^2.
+func (e *emitter) centeredSquares(c centered, mean string) string {
+	cm, sq := e.temp("cm"), e.temp("red")
+	e.shape = e.blockShape()
+	e.line("%s = %s - %s", cm, mean, c.k)
+	e.line("%s = tl.sum(%s - 2 * %s * %s + %s * %s * %s, axis=0)", sq, c.s2, cm, c.s1, c.n, cm, cm)
+	return sq
 }
 
 // rescaled renders sum s of exponentials shifted by m, shifted by m2 >=

@@ -102,11 +102,12 @@ func interpreterPython(t *testing.T) string {
 
 // TestTritonOnlineInterpreted runs backends/cuda's testdata/online.kg in
 // Triton's interpreter with blocks of 512 lanes, so that every row is
-// streamed through blocks: each max and its sum of shifted exponentials
-// come from one pass over the row (lower.OnlineSum), rows of -inf points
+// streamed through blocks: each max and its sum of shifted exponentials,
+// and each mean and its squared deviations, come from one pass over the
+// row (lower.OnePass), rows of -inf points and of points far from 0
 // included, and must match kgen's interpreter. The module must hold one
-// online pass for each kernel and instance but not_paired and softmax
-// (kgen build --emit-only).
+// such pass for each kernel and instance but those that keep their
+// passes (kgen build --emit-only).
 func TestTritonOnlineInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/online.kg"
@@ -119,12 +120,17 @@ func TestTritonOnlineInterpreted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Five of the seven kernels with symbolic sizes and eight of the ten
-	// instances pair a max with its sum.
+	// Five kernels with symbolic sizes and eight instances pair a max with
+	// its sum; three kernels and four instances a mean with its squared
+	// deviations (the group statistics' kernel, of unknown length, is not
+	// a row member).
 	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAll(src, -1)); got != 13 {
 		t.Errorf("%d online passes, want 13:\n%s", got, src)
 	}
-	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", "--config", "row-reduce.BLOCK=512", spec)
+	if got := len(regexp.MustCompile(`kg_cn[0-9_]* = tl.zeros`).FindAll(src, -1)); got != 7 {
+		t.Errorf("%d centered passes, want 7:\n%s", got, src)
+	}
+	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--config", "row-reduce.BLOCK=512", spec)
 	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
 	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)

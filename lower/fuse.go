@@ -18,7 +18,7 @@ type group struct {
 }
 
 // groupRows splits k's statements into launches. A run of lets that each
-// reduce along a row (an inner reduction), followed by the statement that
+// reduce along a row (rowReduction), followed by the statement that
 // reads them only at its own row, becomes one row-reduce launch (softmax,
 // layernorm, rmsnorm); so does an inner reduction alone. With cols, a run
 // of column reductions and the elementwise statement that reads them
@@ -155,8 +155,7 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 	}
 	// Each member is read by later members and the final only at the
 	// reader's own row; statements after the group may read it anywhere,
-	// from the workspace, where the launch stores it too (see
-	// storedMembers).
+	// from the workspace, where the launch stores it too (readAfter).
 	inGroup := append(slices.Clone(members), final)
 	for mi, m := range members {
 		for _, s := range k.Stmts {
@@ -642,10 +641,11 @@ func (rowReduce) Default(l *Launch) Config {
 
 // readOnce reports whether l's statements, streamed, read each row once
 // through an online pass: a max and its sum of shifted exponentials and
-// nothing else over the row (OnePass, measured with OnlineSum pairs). (A single reduction reads its
-// rows once too, but streaming them did not pay: a matrix-vector product
-// over 1001 rows of 30001 f32 took 45.98 us with clusters of 4 keeping
-// them in registers, 59.78 streamed by 512 threads, in
+// nothing else over the row (OnePass's OnlineSum pairs, which were
+// measured). (A single reduction reads its rows once too, but streaming
+// them did not pay: a matrix-vector product over 1001 rows of 30001 f32
+// took 45.98 us with clusters of 4 keeping them in registers, 59.78
+// streamed by 512 threads, in
 // testsuite/results/2026-11-26-h100-s15-online/second/.)
 func readOnce(l *Launch) bool {
 	ps, ok := OnePass(append(slices.Clone(l.Fused), l.Stmt), l.RowDims)

@@ -431,9 +431,9 @@ func choose(s *ir.Stmt, lim Limits) Template {
 
 // PrintStmt renders statement s of one of p's launches as ir.PrintStmt
 // does, a let's comment saying where the plan keeps its values: "in the
-// workspace" (a launch stores them; later launches read them) or "on
-// chip" (a launch's fused let, in registers or shared memory, never
-// stored).
+// workspace" (a launch stores them there for later launches, whether or
+// not it also keeps them on chip) or "on chip" (a launch's fused let, in
+// registers or shared memory, never stored).
 func (p *Plan) PrintStmt(s *ir.Stmt) string {
 	where := "on chip"
 	if p.Slot(s.Target) != nil {

@@ -19,8 +19,9 @@ type group struct {
 
 // groupRows splits k's statements into launches. A run of lets that each
 // reduce along a row (rowReduction), followed by the statement that
-// reads them only at its own row, becomes one row-reduce launch (softmax,
-// layernorm, rmsnorm); so does an inner reduction alone. With cols, a run
+// reads them at its own row, becomes one row-reduce launch (softmax,
+// layernorm, rmsnorm), which also stores those that later launches read;
+// so does an inner reduction alone. With cols, a run
 // of column reductions and the elementwise statement that reads them
 // becomes one col-group launch (colGroupOK). Everything else is a launch
 // of its own.

@@ -89,7 +89,8 @@ func (g *gen) reduceBody(op string, body *Expr) *Expr {
 var reduceOps = []string{"sum", "sum", "sum", "max", "min", "prod"}
 
 // rowReduce: reductions over the last axis fused with the statements that
-// use them: softmax, layer norm, RMS norm, or random ones.
+// use them: softmax, layer norm, RMS norm, a log-sum-exp or a variance per
+// row (one pass over streamed rows: lower.OnePass), or random ones.
 func (g *gen) rowReduce() {
 	outer := g.someDims(1 + g.pick(2))
 	D := g.newDim(1, 48)
@@ -126,7 +127,26 @@ func (g *gen) rowReduce() {
 	X := read(x.name, kFloat, append(idxNames(outIdx), name(dIdx, kInt))...)
 	at := func(t *tval) *Expr { return read(t.name, kFloat, idxNames(outIdx)...) }
 	dt := pickOf(g, []string{"f32", "f32", "f16", "bf16"})
-	switch g.pick(5) {
+	switch g.pick(7) {
+	case 5: // log-sum-exp per row: a max and its shifted sum, one pass when streamed
+		mx := red("max", xr)
+		j := full.fresh()
+		xj := read(x.name, kFloat, append(idxNames(outIdx), name(j, kInt))...)
+		s := reduce("sum", []string{j}, []string{D}, call("exp", kFloat, bin("-", kFloat, xj, at(mx))))
+		g.emit(false, g.output(dt, outer), outIdx, bin("+", kFloat, at(mx), call("log", kFloat, s)))
+	case 6: // variance per row: a mean and its squared deviations, one pass when streamed
+		ls := &scope{idx: slices.Clone(outIdx), dim: slices.Clone(outer), used: map[string]bool{}, out: map[string]bool{}}
+		for _, n := range outIdx {
+			ls.used[n] = true
+		}
+		names, items := g.axes(ls, []string{D})
+		mean := g.let(outer, kFloat)
+		g.emit(true, mean, g.lhsItems(&scope{idx: outIdx, dim: outer}, false),
+			bin("/", kFloat, reduce("sum", items, []string{D}, xr(ls, names[0])), name(D, kInt)))
+		j := full.fresh()
+		c := bin("-", kFloat, read(x.name, kFloat, append(idxNames(outIdx), name(j, kInt))...), at(mean))
+		v := bin("/", kFloat, reduce("sum", []string{j}, []string{D}, bin("*", kFloat, c, c.Clone())), name(D, kInt))
+		g.emit(false, g.output(dt, outer), outIdx, v)
 	case 4: // a reduction inline in the output's expression
 		j := full.fresh()
 		op := pickOf(g, []string{"max", "min", "sum"})

@@ -86,56 +86,84 @@ func OnePass(stmts []*ir.Stmt, rowDims int) (Passes, bool) {
 	return ps, true
 }
 
-// rowsAtLast maps the row indices of every statement of stmts but the
-// last to the last's: each statement may index the row with its own
-// variables, and the points' expressions are compared at the last's.
-func rowsAtLast(stmts []*ir.Stmt, rowDims int) map[*ir.Index]ir.Expr {
-	last := stmts[len(stmts)-1]
-	rows := map[*ir.Index]ir.Expr{}
-	for _, s := range stmts[:len(stmts)-1] {
-		for d := range rowDims {
-			rows[s.Index[d]] = &ir.IndexRef{Index: last.Index[d]}
-		}
-	}
-	return rows
+// rowScope is where pairs are matched: the row's first rowDims indices,
+// each statement's row indices mapped to the last statement's (rows: each
+// statement may index the row with its own variables, and the points'
+// expressions are compared at the last's), and the statement that reads
+// the pair's first let (reader).
+type rowScope struct {
+	rowDims      int
+	rows         map[*ir.Index]ir.Expr
+	reader, last *ir.Stmt
 }
 
-// centeredSums finds the CenteredSum pairs among stmts (see OnePass).
-func centeredSums(stmts []*ir.Stmt, rowDims int) []CenteredSum {
+// findPairs walks stmts for pairs of reductions: first, what firstOf finds
+// in a statement's value, of the float type (f32 or f64) of its let and
+// its points; then the first reduction of a later statement that
+// matches as its partner. found records each pair; a first reduction
+// pairs once at most.
+func findPairs(stmts []*ir.Stmt, rowDims int, firstOf func(*ir.Stmt) *ir.Reduce,
+	matches func(r, first *ir.Reduce, let *ir.Tensor, sc rowScope) bool, found func(first *ir.Reduce, let *ir.Tensor, second *ir.Reduce)) {
 	if len(stmts) == 0 {
-		return nil
+		return
 	}
-	last := stmts[len(stmts)-1]
-	rows := rowsAtLast(stmts, rowDims)
-	var pairs []CenteredSum
-	for i, s := range stmts[:len(stmts)-1] {
-		rs := ir.TopReductions(s.Value)
-		if len(rs) != 1 {
-			continue
+	sc := rowScope{rowDims: rowDims, rows: map[*ir.Index]ir.Expr{}, last: stmts[len(stmts)-1]}
+	for _, s := range stmts[:len(stmts)-1] {
+		for d := range rowDims {
+			sc.rows[s.Index[d]] = &ir.IndexRef{Index: sc.last.Index[d]}
 		}
-		sum := rs[0]
-		if sum.Op != ir.Sum || (sum.T != ir.F32 && sum.T != ir.F64) || s.Target.DType != sum.T || sum.Body.Type() != sum.T {
+	}
+	for i, s := range stmts[:len(stmts)-1] {
+		first := firstOf(s)
+		if first == nil || (first.T != ir.F32 && first.T != ir.F64) || s.Target.DType != first.T || first.Body.Type() != first.T {
 			continue
 		}
 	search:
 		for _, t := range stmts[i+1:] {
+			sc.reader = t
 			for _, r := range ir.TopReductions(t.Value) {
-				if squaredDeviations(r, sum, s.Target, func(ix *ir.Index, d int) bool {
-					return ix == t.Index[d] || ix == last.Index[d]
-				}, rowDims, rows) {
-					pairs = append(pairs, CenteredSum{Sum: sum, Mean: s.Target, Squares: r})
+				if matches(r, first, s.Target, sc) {
+					found(first, s.Target, r)
 					break search
 				}
 			}
 		}
 	}
+}
+
+// centeredSums finds the CenteredSum pairs among stmts (see OnePass).
+func centeredSums(stmts []*ir.Stmt, rowDims int) (pairs []CenteredSum) {
+	sumOf := func(s *ir.Stmt) *ir.Reduce {
+		if rs := ir.TopReductions(s.Value); len(rs) == 1 && rs[0].Op == ir.Sum {
+			return rs[0]
+		}
+		return nil
+	}
+	findPairs(stmts, rowDims, sumOf, squaredDeviations, func(sum *ir.Reduce, mean *ir.Tensor, sq *ir.Reduce) {
+		pairs = append(pairs, CenteredSum{Sum: sum, Mean: mean, Squares: sq})
+	})
+	return pairs
+}
+
+// onlineSums finds the OnlineSum pairs among stmts (see OnePass).
+func onlineSums(stmts []*ir.Stmt, rowDims int) (pairs []OnlineSum) {
+	maxOf := func(s *ir.Stmt) *ir.Reduce {
+		if mx, ok := s.Value.(*ir.Reduce); ok && mx.Op == ir.Max {
+			return mx
+		}
+		return nil
+	}
+	findPairs(stmts, rowDims, maxOf, shiftedSum, func(mx *ir.Reduce, shift *ir.Tensor, sum *ir.Reduce) {
+		pairs = append(pairs, OnlineSum{Max: mx, Shift: shift, Sum: sum})
+	})
 	return pairs
 }
 
 // squaredDeviations reports whether r is sum[d']((B' - mean[row]) * (B'
-// - mean[row])) for sum = sum[d](B), as shiftedSum matches its pattern.
-func squaredDeviations(r, sum *ir.Reduce, mean *ir.Tensor, row func(*ir.Index, int) bool, rowDims int, rows map[*ir.Index]ir.Expr) bool {
-	if r.Op != ir.Sum || r.T != sum.T || len(r.Axes) != len(sum.Axes) {
+// - mean[row])) for sum = sum[d](B): the same points (samePoints), of
+// sum's type.
+func squaredDeviations(r, sum *ir.Reduce, mean *ir.Tensor, sc rowScope) bool {
+	if r.Op != ir.Sum || r.T != sum.T {
 		return false
 	}
 	sq, ok := r.Body.(*ir.Binary)
@@ -146,73 +174,12 @@ func squaredDeviations(r, sum *ir.Reduce, mean *ir.Tensor, row func(*ir.Index, i
 	if !ok || diff.Op != ir.Sub || diff.Type() != r.T {
 		return false
 	}
-	return atRow(diff.Y, mean, row, rowDims) && samePoints(diff.X, r, sum, rows)
-}
-
-// atRow reports whether x reads t at the row's indices.
-func atRow(x ir.Expr, t *ir.Tensor, row func(*ir.Index, int) bool, rowDims int) bool {
-	ld, ok := x.(*ir.Load)
-	if !ok || ld.Tensor != t || ld.Default != nil || len(ld.Index) != rowDims {
-		return false
-	}
-	for d, x := range ld.Index {
-		if ref, ok := x.(*ir.IndexRef); !ok || !row(ref.Index, d) {
-			return false
-		}
-	}
-	return true
-}
-
-// samePoints reports whether x, over r's axes, is the body of reduction
-// first over its own: the same number of axes over the same ranges, x
-// equal to first's body once r's axes are first's and both are at the
-// row's indices (rows).
-func samePoints(x ir.Expr, r, first *ir.Reduce, rows map[*ir.Index]ir.Expr) bool {
-	if len(r.Axes) != len(first.Axes) {
-		return false
-	}
-	subst := maps.Clone(rows)
-	for k, ax := range r.Axes {
-		if !ir.Equal(ax.Lo, first.Axes[k].Lo) || !ir.Equal(ax.Hi, first.Axes[k].Hi) {
-			return false
-		}
-		subst[ax] = &ir.IndexRef{Index: first.Axes[k]}
-	}
-	return ir.Equal(ir.Substitute(x, subst), ir.Substitute(first.Body, rows))
-}
-
-// onlineSums finds the OnlineSum pairs among stmts (see OnePass).
-func onlineSums(stmts []*ir.Stmt, rowDims int) []OnlineSum {
-	if len(stmts) == 0 {
-		return nil
-	}
-	last := stmts[len(stmts)-1]
-	rows := rowsAtLast(stmts, rowDims)
-	var pairs []OnlineSum
-	for i, s := range stmts[:len(stmts)-1] {
-		mx, ok := s.Value.(*ir.Reduce)
-		if !ok || mx.Op != ir.Max || (mx.T != ir.F32 && mx.T != ir.F64) || s.Target.DType != mx.T || mx.Body.Type() != mx.T {
-			continue
-		}
-	search:
-		for _, t := range stmts[i+1:] {
-			for _, r := range ir.TopReductions(t.Value) {
-				if shiftedSum(r, mx, s.Target, func(ix *ir.Index, d int) bool {
-					return ix == t.Index[d] || ix == last.Index[d]
-				}, rowDims, rows) {
-					pairs = append(pairs, OnlineSum{Max: mx, Shift: s.Target, Sum: r})
-					break search
-				}
-			}
-		}
-	}
-	return pairs
+	return sc.atRow(diff.Y, mean) && sc.samePoints(diff.X, r, sum)
 }
 
 // shiftedSum reports whether r is sum[d'](exp(B' - shift[row])) for mx =
-// max[d](B): the same points (samePoints), of mx's type; row reports
-// whether an index is the row's dth.
-func shiftedSum(r, mx *ir.Reduce, shift *ir.Tensor, row func(*ir.Index, int) bool, rowDims int, rows map[*ir.Index]ir.Expr) bool {
+// max[d](B): the same points (samePoints), of mx's type.
+func shiftedSum(r, mx *ir.Reduce, shift *ir.Tensor, sc rowScope) bool {
 	if r.Op != ir.Sum || r.T != mx.T {
 		return false
 	}
@@ -224,5 +191,38 @@ func shiftedSum(r, mx *ir.Reduce, shift *ir.Tensor, row func(*ir.Index, int) boo
 	if !ok || diff.Op != ir.Sub {
 		return false
 	}
-	return atRow(diff.Y, shift, row, rowDims) && samePoints(diff.X, r, mx, rows)
+	return sc.atRow(diff.Y, shift) && sc.samePoints(diff.X, r, mx)
+}
+
+// atRow reports whether x reads t at the row's indices: the reader's or
+// the last statement's.
+func (sc rowScope) atRow(x ir.Expr, t *ir.Tensor) bool {
+	ld, ok := x.(*ir.Load)
+	if !ok || ld.Tensor != t || ld.Default != nil || len(ld.Index) != sc.rowDims {
+		return false
+	}
+	for d, x := range ld.Index {
+		if ref, ok := x.(*ir.IndexRef); !ok || (ref.Index != sc.reader.Index[d] && ref.Index != sc.last.Index[d]) {
+			return false
+		}
+	}
+	return true
+}
+
+// samePoints reports whether x, over r's axes, is the body of reduction
+// first over its own: the same number of axes over the same ranges, x
+// equal to first's body once r's axes are first's and both are at the
+// row's indices.
+func (sc rowScope) samePoints(x ir.Expr, r, first *ir.Reduce) bool {
+	if len(r.Axes) != len(first.Axes) {
+		return false
+	}
+	subst := maps.Clone(sc.rows)
+	for k, ax := range r.Axes {
+		if !ir.Equal(ax.Lo, first.Axes[k].Lo) || !ir.Equal(ax.Hi, first.Axes[k].Hi) {
+			return false
+		}
+		subst[ax] = &ir.IndexRef{Index: first.Axes[k]}
+	}
+	return ir.Equal(ir.Substitute(x, subst), ir.Substitute(first.Body, sc.rows))
 }

@@ -628,11 +628,7 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 		reg := fmt.Sprintf("kg_r%d", e.acc)
 		e.acc++
 		t := e.cType(r.T)
-		var extents []ir.Expr
-		for _, ax := range r.Axes {
-			extents = append(extents, &ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo})
-		}
-		n := lower.Simplify(product(extents))
+		n := lower.Extent(r.Axes)
 		e.printf("%s%s %s;\n", indent, t, reg)
 		e.printf("%s{\n", indent)
 		e.printf("%s  %s kg_part = %s;\n", indent, t, identity(r.Op, r.T))
@@ -675,11 +671,7 @@ func (e *emitter) centeredPass(indent string, p lower.CenteredSum) {
 	sum := fmt.Sprintf("kg_r%d", e.acc)
 	e.acc++
 	zero := identity(ir.Sum, t)
-	var extents []ir.Expr
-	for _, ax := range p.Sum.Axes {
-		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo})
-	}
-	n := lower.Simplify(product(extents))
+	n := lower.Extent(p.Sum.Axes)
 	e.printf("%s%s %s;  // the sum for %s; with the squares of its points' deviations, in one pass\n", indent, ct, sum, p.Mean.Name)
 	cn, ck, cs1, cs2 := centeredNames(p)
 	e.printf("%s%s %s = %s, %s = %s, %s = %s, %s = %s;\n", indent, ct, cn, zero, ck, zero, cs1, zero, cs2, zero)
@@ -736,11 +728,7 @@ func (e *emitter) onlinePass(indent string, p lower.OnlineSum) {
 	m, s := fmt.Sprintf("kg_r%d", e.acc), fmt.Sprintf("kg_r%d", e.acc+1)
 	e.acc += 2
 	inf, zero := identity(ir.Max, t), identity(ir.Sum, t)
-	var extents []ir.Expr
-	for _, ax := range p.Max.Axes {
-		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ax.Hi, Y: ax.Lo})
-	}
-	n := lower.Simplify(product(extents))
+	n := lower.Extent(p.Max.Axes)
 	e.printf("%s%s %s, %s;  // %s and its sum of exponentials, in one pass\n", indent, ct, m, s, p.Shift.Name)
 	e.printf("%s{\n", indent)
 	e.printf("%s  %s kg_om = %s, kg_os = %s;\n", indent, ct, inf, zero)
@@ -771,12 +759,4 @@ func combine(op ir.ReduceOp, t, a, b string) string {
 		return fmt.Sprintf("kg_max<%s>(%s, %s)", t, a, b)
 	}
 	return fmt.Sprintf("kg_min<%s>(%s, %s)", t, a, b)
-}
-
-func product(es []ir.Expr) ir.Expr {
-	var p ir.Expr = ir.IntConst(1)
-	for _, x := range es {
-		p = &ir.Binary{Op: ir.Mul, X: p, Y: x}
-	}
-	return p
 }

@@ -215,8 +215,21 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 		return v
 	}
 	acc := e.temp("acc")
-	ext := lower.Extent(r.Axes)
 	e.line("%s = tl.full([BLOCK], %s, %s)", acc, ident, tlType(r.T))
+	km := e.streamRow(r.Axes)
+	body := e.value(r.Body, km)
+	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(%s, %s, %s)", km, body, typed(lower.Identity(r.Op, r.T)))))
+	e.endStream()
+	v := e.temp("red")
+	e.line("%s = %s", v, reduceAxis(r.Op, acc, 0))
+	return v
+}
+
+// streamRow opens a loop over axes, a row streamed through blocks of
+// BLOCK lanes, binding the axes to the lanes' points; it returns the
+// mask of the lanes inside the row. endStream closes it.
+func (e *emitter) streamRow(axes []*ir.Index) (mask string) {
+	ext := lower.Extent(axes)
 	k0 := e.fresh("kg_k0")
 	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
 	e.ind += "    "
@@ -224,14 +237,14 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
 	e.line("%s = %s + tl.arange(0, BLOCK)", kk, k0)
 	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
-	e.decompose(kk, r.Axes, true)
-	body := e.value(r.Body, km)
-	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(%s, %s, %s)", km, body, typed(lower.Identity(r.Op, r.T)))))
+	e.decompose(kk, axes, true)
+	return km
+}
+
+// endStream closes streamRow's loop.
+func (e *emitter) endStream() {
 	e.loops--
 	e.ind = e.ind[4:]
-	v := e.temp("red")
-	e.line("%s = %s", v, reduceAxis(r.Op, acc, 0))
-	return v
 }
 
 // onlinePass renders an OnlineSum's max and sum of shifted exponentials
@@ -246,23 +259,14 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	e.shape = e.blockShape()
 	e.line("%s = tl.full([BLOCK], %s, %s)", m, constant(inf), tlType(t))
 	e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
-	ext := lower.Extent(p.Max.Axes)
-	k0 := e.fresh("kg_k0")
-	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
-	e.ind += "    "
-	e.loops++
-	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
-	e.line("%s = %s + tl.arange(0, BLOCK)", kk, k0)
-	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
-	e.decompose(kk, p.Max.Axes, true)
+	km := e.streamRow(p.Max.Axes)
 	x, nm := e.temp("ox"), e.temp("onm")
 	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Max.Body, km), typed(inf))
 	e.line("%s = %s", nm, combine(ir.Max, t, m, x))
 	// A new max rescales the sum so far (a max of -inf: replaces it).
 	e.line("%s = %s + tl.where(%s, tl.exp(%s - %s), %s)", s, rescaled(m, nm, s, inf, zero), km, x, nm, typed(zero))
 	e.line("%s = %s", m, nm)
-	e.loops--
-	e.ind = e.ind[4:]
+	e.endStream()
 	mx, sum = e.temp("red"), e.temp("red")
 	e.line("%s = %s", mx, reduceAxis(ir.Max, m, 0))
 	e.line("%s = %s", sum, reduceAxis(ir.Sum, rescaled(m, mx, s, inf, zero), 0))
@@ -287,15 +291,7 @@ func (e *emitter) centeredPass(p lower.CenteredSum) centered {
 	for _, v := range []string{c.n, c.k, c.s1, c.s2, acc} {
 		e.line("%s = tl.zeros([BLOCK], %s)", v, tt)
 	}
-	ext := lower.Extent(p.Sum.Axes)
-	k0 := e.fresh("kg_k0")
-	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
-	e.ind += "    "
-	e.loops++
-	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
-	e.line("%s = %s + tl.arange(0, BLOCK)", kk, k0)
-	e.line("%s = %s < %s", km, kk, e.paren(ext, ""))
-	e.decompose(kk, p.Sum.Axes, true)
+	km := e.streamRow(p.Sum.Axes)
 	x, d := e.temp("cx"), e.temp("cd")
 	zero := typed(lower.Identity(ir.Sum, t))
 	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Sum.Body, km), zero)
@@ -305,8 +301,7 @@ func (e *emitter) centeredPass(p lower.CenteredSum) centered {
 	e.line("%s = %s + %s * %s", c.s2, c.s2, d, d)
 	e.line("%s = %s + tl.where(%s, 1, 0).to(%s)", c.n, c.n, km, tt)
 	e.line("%s = %s + %s", acc, acc, x)
-	e.loops--
-	e.ind = e.ind[4:]
+	e.endStream()
 	sum := e.temp("red")
 	e.line("%s = %s", sum, reduceAxis(ir.Sum, acc, 0))
 	e.online[p.Sum] = sum

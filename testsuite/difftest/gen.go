@@ -129,12 +129,15 @@ func GenerateKinds(seed uint64, kinds []string) *Spec {
 	return g.spec
 }
 
-// statement kinds, with weights.
-var blockKinds = []struct {
+// blockKind is a statement kind, with its weight among random blocks.
+type blockKind struct {
 	name   string
 	weight int
 	fn     func(*gen)
-}{
+}
+
+// statement kinds, with weights.
+var blockKinds = []blockKind{
 	{"elementwise", 4, (*gen).elementwise},
 	{"transpose", 2, (*gen).transpose},
 	{"row-reduce", 3, (*gen).rowReduce},

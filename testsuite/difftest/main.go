@@ -87,6 +87,18 @@ func run() int {
 	kinds := flag.String("kinds", "", "only generate these statement kinds (comma-separated), one block each")
 	specsDir := flag.String("specs", "", "check the .kg files of this directory instead of generating specs (no minimizing)")
 	flag.Parse()
+	if *kinds != "" {
+		for _, k := range strings.Split(*kinds, ",") {
+			if !slices.ContainsFunc(blockKinds, func(b blockKind) bool { return b.name == k }) {
+				var names []string
+				for _, b := range blockKinds {
+					names = append(names, b.name)
+				}
+				fmt.Fprintf(os.Stderr, "difftest: -kinds: no statement kind %q (have: %s)\n", k, strings.Join(names, ", "))
+				return 2
+			}
+		}
+	}
 
 	gen := func(s uint64) *Spec {
 		if *kinds != "" {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/ir"
 )
 
@@ -94,6 +95,13 @@ func splitRows(k *ir.Kernel, lim Limits) {
 		if parts < 2 {
 			continue
 		}
+		if t, sq := centeredPartner(k, i); t != nil {
+			cm, dev := splitCentered(k, s, r, t, sq, parts, chunk)
+			insertLet(k, i, cm)
+			insertLet(k, i+1, dev)
+			i += 2
+			continue
+		}
 		ax := r.Axes[0]
 		p := partials(k, s, r, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
 			// ax = lo + chunk * CH + ax', ax' over the chunk's points:
@@ -106,6 +114,92 @@ func splitRows(k *ir.Kernel, lim Limits) {
 		insertLet(k, i, p)
 		i++
 	}
+}
+
+// centeredPartner finds the statement after k.Stmts[i] whose one
+// reduction sums the squared deviations of k.Stmts[i]'s sum's points from
+// its let (a CenteredSum over the same rows: a variance after its mean),
+// and that reduction; nil when there is none.
+func centeredPartner(k *ir.Kernel, i int) (*ir.Stmt, *ir.Reduce) {
+	s := k.Stmts[i]
+	if s.Target.Kind != ir.Let {
+		return nil, nil
+	}
+	for _, t := range k.Stmts[i+1:] {
+		if len(t.Index) != len(s.Index) || len(ir.TopReductions(t.Value)) != 1 {
+			continue
+		}
+		if pairs := centeredSums([]*ir.Stmt{s, t}, len(s.Index)); len(pairs) == 1 {
+			return t, pairs[0].Squares
+		}
+	}
+	return nil, nil
+}
+
+// splitCentered splits a mean's sum r (in s) and the sum sq of squared
+// deviations from it (in t) into the same parts whole chunks, each chunk
+// giving its own mean and its points' squared deviations from it, which
+// one pass over the chunk computes (a CenteredSum within the chunk); s
+// and t then combine the chunks (Chan et al.'s parallel variance): over
+// chunks c of P points each, with means m_c and squared deviations D_c,
+//
+//	let cm[c, row] = sum[chunk c's points](B) / P
+//	let dev[c, row] = sum[chunk c's points]((B - cm[c, row]) * (B - cm[c, row]))
+//	mean's sum = sum[c](cm[c, row] * P)
+//	squares = sum[c](dev[c, row] + P * (cm[c, row] - mean[row]) * (cm[c, row] - mean[row]))
+//
+// an identity, as the deviations within a chunk sum to 0. Split each on
+// its own (splitRows), the two sums would read the points twice, and a
+// chunk's sum of squared deviations from the whole row's mean would need
+// that mean first. It returns cm's and dev's statements, for
+// k.Stmts before s.
+func splitCentered(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, t *ir.Stmt, sq *ir.Reduce, parts, chunk int64) (cm, dev *ir.Stmt) {
+	rest, _ := constExtent(r.Axes[1:])
+	points := &ir.Const{T: r.T, F: float64(chunk * rest)}
+	taken := names(k)
+	chunkName := fresh(taken, "chunk")
+	// chunked returns the chunk index, copies of row (a statement's
+	// indices) and reduction x's axes over one chunk, and the
+	// substitution of x's and row's indices by them.
+	chunked := func(row []*ir.Index, x *ir.Reduce) (*ir.Index, []*ir.Index, []*ir.Index, map[*ir.Index]ir.Expr) {
+		c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+		copied, _, subst := copies(row)
+		ax := x.Axes[0]
+		part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
+		subst[ax] = Simplify(add(ax.Lo, add(mul(&ir.IndexRef{Index: c}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})))
+		return c, copied, append([]*ir.Index{part}, x.Axes[1:]...), subst
+	}
+	shape := append([]ir.Expr{ir.IntConst(parts)}, s.Target.Shape...)
+	let := func(name string) *ir.Tensor {
+		return &ir.Tensor{Name: fresh(taken, name), Span: s.Target.Span, Kind: ir.Let, DType: r.T, Shape: shape}
+	}
+	at := func(t *ir.Tensor, c *ir.Index, row []*ir.Index, span diag.Span) *ir.Load {
+		return &ir.Load{Tensor: t, Index: Refs(append([]*ir.Index{c}, row...)), Span: span}
+	}
+
+	// cm: each chunk's mean.
+	c, row, axes, subst := chunked(s.Index, r)
+	cmT := let(s.Target.Name + "_part")
+	cm = &ir.Stmt{Target: cmT, Index: append([]*ir.Index{c}, row...), Span: s.Span,
+		Value: &ir.Binary{Op: ir.Div, X: &ir.Reduce{Op: ir.Sum, Axes: axes, Body: ir.Substitute(r.Body, subst), T: r.T, Span: r.Span}, Y: points}}
+
+	// dev: each chunk's squared deviations from its mean.
+	diff := sq.Body.(*ir.Binary).X.(*ir.Binary)
+	c, row, axes, subst = chunked(t.Index, sq)
+	d := &ir.Binary{Op: ir.Sub, X: ir.Substitute(diff.X, subst), Y: at(cmT, c, row, diff.Y.(*ir.Load).Span), Span: diff.Span}
+	devT := let(t.Target.Name + "_part")
+	dev = &ir.Stmt{Target: devT, Index: append([]*ir.Index{c}, row...), Span: t.Span,
+		Value: &ir.Reduce{Op: ir.Sum, Axes: axes, Body: &ir.Binary{Op: ir.Mul, X: d, Y: d}, T: sq.T, Span: sq.Span}}
+
+	// s and t combine the chunks.
+	c = &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+	replace(s, r, &ir.Reduce{Op: ir.Sum, Axes: []*ir.Index{c}, T: r.T, Span: r.Span,
+		Body: &ir.Binary{Op: ir.Mul, X: at(cmT, c, s.Index, r.Span), Y: points}})
+	c = &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
+	shift := &ir.Binary{Op: ir.Sub, X: at(cmT, c, t.Index, sq.Span), Y: diff.Y}
+	replace(t, sq, &ir.Reduce{Op: ir.Sum, Axes: []*ir.Index{c}, T: sq.T, Span: sq.Span,
+		Body: &ir.Binary{Op: ir.Add, X: at(devT, c, t.Index, sq.Span), Y: &ir.Binary{Op: ir.Mul, X: points, Y: &ir.Binary{Op: ir.Mul, X: shift, Y: shift}}}})
+	return cm, dev
 }
 
 // MinSplitLetRow is the shortest row, in elements, that a block a row no

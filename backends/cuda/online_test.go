@@ -57,3 +57,33 @@ func TestEmulatedOnline(t *testing.T) {
 		})
 	}
 }
+
+// TestEmulatedSplitCentered: a mean and its variance over few long rows
+// split together (testdata/split_centered.kg): one launch computes each
+// chunk's mean and squared deviations in one pass, and the plan's
+// results are the interpreter's, on the CPU.
+func TestEmulatedSplitCentered(t *testing.T) {
+	spec, err := os.ReadFile("testdata/split_centered.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []*lower.Plan
+	for _, p := range plansFor(t, "split_centered.kg", string(spec), sm80) {
+		if p.Env == nil {
+			continue
+		}
+		// Blocks of 64 threads, as the emulator runs a thread each.
+		if _, err := lower.Override(p, lower.Config{"row-reduce.THREADS": 64}, sm80); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		first := p.Launches[0]
+		if len(first.Fused) != 1 || !strings.HasSuffix(first.Stmt.Target.Name, "_part") {
+			t.Fatalf("%s: the first launch is %s; the test needs the chunks' means and deviations in one", p.Name, first.Stmt.Target.Name)
+		}
+		if src := Emit([]*lower.Plan{p}); strings.Count(src, "in one pass") != 1 {
+			t.Errorf("%s: the chunks' statistics are not one pass:\n%s", p.Name, src)
+		}
+		plans = append(plans, p)
+	}
+	emulatePlans(t, plans, nil)
+}

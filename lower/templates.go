@@ -83,6 +83,7 @@ func (t pointwise) Space() map[string][]int64 {
 	s := map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}}
 	if t.vector {
 		s["VEC"] = []int64{1, 2, 4, 8}
+		s["REUSE"] = []int64{0, 1}
 	}
 	return s
 }
@@ -98,7 +99,20 @@ func (t pointwise) Default(l *Launch) Config {
 		size = max(size, int64(s.Target.DType.Size()))
 	}
 	vec := min(max(16/size, 1), 8)
-	return Config{"THREADS": 256, "UNROLL": 2, "VEC": vec}
+	c := Config{"THREADS": 256, "UNROLL": 2, "VEC": vec}
+	probe := &Launch{Stmt: l.Stmt, Also: l.Also, Config: c}
+	if _, ok := reuseIndex(probe, reuseTile(probe), MinReuseBytes); ok {
+		c["REUSE"] = 1
+	}
+	return c
+}
+
+// Check: REUSE=1 only where a reuse order exists (checkReuse).
+func (t pointwise) Check(l *Launch) error {
+	if !t.vector {
+		return nil
+	}
+	return checkReuse(l)
 }
 
 func (t pointwise) Grid(l *Launch) Grid {

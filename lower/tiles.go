@@ -58,8 +58,15 @@ type tilePointwise struct {
 func (t tilePointwise) Name() string            { return t.name }
 func (t tilePointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
 func (t tilePointwise) Space() map[string][]int64 {
-	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, "num_warps": warpSpace}
+	s := map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, "num_warps": warpSpace}
+	if t.name == "elementwise" {
+		s["REUSE"] = []int64{0, 1}
+	}
+	return s
 }
+
+// Check: REUSE=1 only where a reuse order exists (checkReuse).
+func (t tilePointwise) Check(l *Launch) error { return checkReuse(l) }
 
 // Default: 1024 points of 4 warps (8 per thread, two 16-byte vectors of
 // f32) for statements without reductions, so that each thread keeps
@@ -74,7 +81,14 @@ func (t tilePointwise) Default(l *Launch) Config {
 	if n, ok := Simplify(Points(l.Stmt)).(*ir.Const); ok {
 		block = min(block, max(32, nextPow2(n.I)))
 	}
-	return Config{"BLOCK": block, "num_warps": min(4, max(1, block/256))}
+	c := Config{"BLOCK": block, "num_warps": min(4, max(1, block/256))}
+	if t.name == "elementwise" {
+		probe := &Launch{Stmt: l.Stmt, Also: l.Also, Config: c}
+		if _, ok := reuseIndex(probe, reuseTile(probe), MinReuseBytes); ok {
+			c["REUSE"] = 1
+		}
+	}
+	return c
 }
 
 func (t tilePointwise) Grid(l *Launch) Grid {

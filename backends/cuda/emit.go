@@ -290,7 +290,7 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	if vec > 1 && len(s.Index) > 0 {
 		loads := vectorLoads(stmts)
 		e.printf("  if (%s) {\n", e.vectorOK(stmts, loads, vec))
-		e.vectorLoop(stmts, loads, vec, u)
+		e.vectorLoop(l, stmts, loads, vec, u)
 		e.printf("  } else {\n")
 		indent = "    "
 	}
@@ -299,7 +299,7 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	e.printf("%s  for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", indent, u)
 	e.printf("%s    const int64_t kg_p = kg_p0 + (int64_t)kg_u * blockDim.x;\n", indent)
 	e.printf("%s    if (kg_p < kg_points) {\n", indent)
-	e.decompose(indent+"      ", "kg_p", "kg_rest", s.Index)
+	e.decompose(indent+"      ", e.reorder(indent+"      ", l, "kg_p", l.Config["THREADS"]*u), "kg_rest", s.Index)
 	for _, st := range stmts {
 		e.store(indent+"      ", st)
 	}
@@ -309,6 +309,21 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	if indent != "  " {
 		e.printf("  }\n")
 	}
+}
+
+// reorder maps point p (a variable) of pointwise launch l's loop to the
+// point of the statement's row-major order that it computes, and returns
+// the variable holding it: p itself, or with REUSE=1 the point of the
+// reuse order (lower.Reuse) in tiles of tile points.
+func (e *emitter) reorder(indent string, l *lower.Launch, p string, tile int64) string {
+	r, ok := lower.ReuseOrder(l, tile)
+	if !ok {
+		return p
+	}
+	e.printf("%s// the reuse order: %d points at a time for every %s\n", indent, r.Tile, r.Index.Name)
+	e.printf("%sconst int64_t kg_m = %s / %dL * %dL + %s %% %dL;\n", indent, p, r.Tile*r.Extent, r.Tile, p, r.Tile)
+	e.printf("%sconst int64_t kg_pr = (kg_m / %dL * %dL + %s %% %dL / %dL) * %dL + kg_m %% %dL;\n", indent, r.Inner, r.Extent, p, r.Tile*r.Extent, r.Tile, r.Inner, r.Inner)
+	return "kg_pr"
 }
 
 // vectorLoads lists the loads of the statements (over the same indices)
@@ -396,7 +411,7 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 }
 
 // vectorLoop is the vector half of pointwise: groups of vec points.
-func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
+func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
 	s := stmts[0]
 	last := s.Index[len(s.Index)-1]
 	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
@@ -406,7 +421,7 @@ func (e *emitter) vectorLoop(stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
 	e.printf("        const int64_t kg_g = kg_g0 + (int64_t)kg_u * blockDim.x;\n")
 	e.printf("        if (kg_g < kg_groups) {\n")
 	e.printf("          const int64_t kg_p = kg_g * %d;\n", vec)
-	e.decompose("          ", "kg_p", "kg_rest", s.Index)
+	e.decompose("          ", e.reorder("          ", l, "kg_p", l.Config["THREADS"]*u*vec), "kg_rest", s.Index)
 	if e.loads == nil {
 		e.loads = map[*ir.Load]string{}
 	}

@@ -353,7 +353,16 @@ func (e *emitter) pointwise() {
 	s := e.launch.Stmt
 	e.shape = "[BLOCK]"
 	e.used["kg_p"], e.used["kg_pm"] = true, true
-	e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+	if r, ok := lower.ReuseOrder(e.launch, e.launch.Config["BLOCK"]); ok {
+		// The program's tile and its value of r.Index (lower.Reuse).
+		e.used["kg_t"] = true
+		e.line("kg_t = tl.program_id(0).to(tl.int64)")
+		e.line("# the reuse order: %d points at a time for every %s", r.Tile, r.Index.Name)
+		tiles := r.Inner / r.Tile
+		e.line("kg_p = (kg_t // %d // %d * %d + kg_t %% %d) * %d + kg_t // %d %% %d * BLOCK + tl.arange(0, BLOCK)", r.Extent, tiles, r.Extent, r.Extent, r.Inner, r.Extent, tiles)
+	} else {
+		e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+	}
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)
 	if len(e.launch.Also) > 0 {

@@ -160,3 +160,31 @@ kernel kb2_gemm_mish_mish<M, N, K>(X: f32[M, K], Wt: f32[N, K], bias: f32[N]) ->
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
 }
+
+// TestTritonReuseInterpreted: Triton's elementwise programs that take
+// their tiles in the reuse order (REUSE=1, lower.Reuse) compute every
+// point once, in Triton's interpreter: the instances of
+// backends/cuda/testdata/reuse.kg whose default configurations take it,
+// weights read across the first index and across a middle one.
+func TestTritonReuseInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := "../../backends/cuda/testdata/reuse.kg"
+	dir := t.TempDir()
+	code, out, errText := kgen(t, "build", "--target", "triton:sm_90", "--emit-only", "-o", dir, spec)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errText)
+	}
+	src, err := os.ReadFile(dir + "/reuse.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(src), "# the reuse order"); got != 2 {
+		t.Errorf("%d programs in the reuse order, want 2:\n%s", got, src)
+	}
+	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", spec)
+	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+	t.Log(summary)
+}

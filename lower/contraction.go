@@ -285,6 +285,37 @@ func Stride(l *ir.Load, ix *ir.Index) ir.Expr {
 	return Simplify(total)
 }
 
+// Contiguous reports whether load l reads consecutive elements at
+// consecutive points of axes in row-major order (the last axis fastest):
+// every index of l affine in the axes, the last axis's stride 1 and each
+// other's the next one's times the next one's (known) extent, as X[r,
+// chunk * CH + d] over d and a group's X[n, g * CG + j, h, w] over [j, h,
+// w] are.
+func Contiguous(l *ir.Load, axes []*ir.Index) bool {
+	for _, e := range l.Index {
+		for _, ax := range axes {
+			if Mentions(e, ax) && coefficient(e, ax) == nil {
+				return false
+			}
+		}
+	}
+	want := int64(1)
+	for k := len(axes) - 1; k >= 0; k-- {
+		s, ok := Simplify(Stride(l, axes[k])).(*ir.Const)
+		if !ok || s.I != want {
+			return false
+		}
+		if k > 0 {
+			n, ok := constExtent(axes[k : k+1])
+			if !ok {
+				return false
+			}
+			want *= n
+		}
+	}
+	return true
+}
+
 // coefficient is the factor of ix in the affine expression e (nil for
 // none): e's terms are indices, invariants and their products.
 func coefficient(e ir.Expr, ix *ir.Index) ir.Expr {

@@ -409,11 +409,15 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 	e.printf("%s{\n", indent)
 	in := indent + "  "
 	conds := []string{fmt.Sprintf("%s %% %d == 0", n, v)}
-	zero := map[*ir.Index]ir.Expr{ix[0]: ir.IntConst(0)}
+	// The row's first point: every index at its lower bound.
+	first := map[*ir.Index]ir.Expr{}
+	for _, x := range ix {
+		first[x] = x.Lo
+	}
 	for i, ld := range loads {
 		var at []ir.Expr
 		for _, x := range ld.Index {
-			at = append(at, lower.Simplify(ir.Substitute(x, zero)))
+			at = append(at, lower.Simplify(ir.Substitute(x, first)))
 		}
 		ct := e.cType(ld.Tensor.DType)
 		e.printf("%sconst %s* const kg_vp%d = %s + %s;  // the row of %s\n", in, ct, i, name(ld.Tensor.Name), e.linear(at, ld.Tensor.Shape), ld.Tensor.Name)
@@ -454,36 +458,30 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 	e.printf("%s}\n", indent)
 }
 
-// rowVectorLoads lists the loads of reads that a row pass over the single
-// index ix can make vector loads, each element once, and the chunk's
+// rowVectorLoads lists the loads of reads that a row pass over the
+// indices ix can make vector loads, each element once, and the chunk's
 // elements (16 bytes of the widest, at most 8; 1 for none): inputs read
 // whenever reads is evaluated (not under ?:, && or ||, nor with a
-// default), their last index ix plus terms without it, their other
-// indices the row's, and no index that reads memory. Rows that are cached
-// or staged read their registers or shared memory instead.
+// default) at consecutive elements for consecutive points of the row
+// (lower.Contiguous: X[r, chunk * CH + d], or a group's X[n, g * CG + j,
+// h, w] over [j, h, w]), their indices of the row's and ix only, and no
+// index that reads memory. Rows that are cached or staged read their
+// registers or shared memory instead.
 func (e *emitter) rowVectorLoads(ix []*ir.Index, reads ir.Expr) ([]*ir.Load, int64) {
-	if len(ix) != 1 || e.cache != nil || e.stage != nil {
+	if len(ix) == 0 || e.cache != nil || e.stage != nil {
 		return nil, 1
 	}
-	x := ix[0]
 	var out []*ir.Load
 	size := int64(0)
 	for _, ld := range evaluatedLoads(reads) {
 		if ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 || lower.Gathers(ld) || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
 			continue
 		}
-		last := len(ld.Index) - 1
-		if !lower.UnitStep(ld.Index[last], x) || !e.onlyRowAnd(ld.Index[last], x) {
+		if !lower.Contiguous(ld, ix) || slices.ContainsFunc(ld.Index, func(i ir.Expr) bool { return !e.onlyRowAnd(i, ix...) }) {
 			continue
 		}
-		ok := true
-		for _, i := range ld.Index[:last] {
-			ok = ok && !lower.Mentions(i, x) && e.onlyRowAnd(i, nil)
-		}
-		if ok {
-			out = append(out, ld)
-			size = max(size, int64(ld.Tensor.DType.Size()))
-		}
+		out = append(out, ld)
+		size = max(size, int64(ld.Tensor.DType.Size()))
 	}
 	if len(out) == 0 {
 		return nil, 1
@@ -492,11 +490,12 @@ func (e *emitter) rowVectorLoads(ix []*ir.Index, reads ir.Expr) ([]*ir.Load, int
 }
 
 // onlyRowAnd reports whether every index x refers to is one of the row's
-// indices or also (which may be nil): values in scope when a row starts.
-func (e *emitter) onlyRowAnd(x ir.Expr, also *ir.Index) bool {
+// indices or of also: values in scope when a row starts, and the row
+// pass's own.
+func (e *emitter) onlyRowAnd(x ir.Expr, also ...*ir.Index) bool {
 	ok := true
 	ir.Walk(x, func(n ir.Expr) bool {
-		if ref, isRef := n.(*ir.IndexRef); isRef && ref.Index != also && !slices.Contains(e.rowIndex, ref.Index) {
+		if ref, isRef := n.(*ir.IndexRef); isRef && !slices.Contains(also, ref.Index) && !slices.Contains(e.rowIndex, ref.Index) {
 			ok = false
 		}
 		return ok

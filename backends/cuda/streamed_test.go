@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -12,24 +13,16 @@ import (
 // consecutive elements (lower.Contiguous), on the CPU: a reduction whose
 // axis starts past 0 (sum[d in 4..D]: the chunks start at the row's
 // fourth element, not its first), and a group's sum over three axes
-// through a compound index (X[n, g * CG + j, h, w] over [j, h, w]).
+// through a compound index (X[n, g * CG + j, h, w] over [j, h, w]);
+// testdata/streamed.kg.
 func TestEmulatedStreamedVectorRows(t *testing.T) {
-	const spec = `
-kernel tailsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
-  Y[r] = sum[d in 4..D](X[r, d])
-}
-
-kernel groupsum<N, G, CG, H, W>(X: f32[N, C, H, W]) -> (Y: f32[N, G])
-    where C = G * CG {
-  Y[n, g] = sum[j in 0..CG, h, w](X[n, g * CG + j, h, w])
-}
-
-instance tail_chunks = tailsum<R = 40, D = 2204>
-instance group_chunks = groupsum<N = 4, G = 10, CG = 3, H = 12, W = 16>
-`
+	spec, err := os.ReadFile("testdata/streamed.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := lower.Config{"THREADS": 64, "STAGE": 0, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 1, "VEC": 4}
 	var plans []*lower.Plan
-	for _, p := range plansFor(t, "streamed.kg", spec, sm80) {
+	for _, p := range plansFor(t, "streamed.kg", string(spec), sm80) {
 		if p.Env == nil {
 			continue
 		}

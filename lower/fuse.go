@@ -388,12 +388,13 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 
 // rowLoops finds the loops over a row-reduce launch's row: every
 // top-level reduction of the group and the output's columns must run over
-// one index of the same constant extent n > 0, which it returns with
-// those indices.
+// one index from 0 of the same constant extent n > 0, which it returns
+// with those indices. (Registers and shared memory hold a row's elements
+// from its first: a loop from 4 would read them 4 places off.)
 func rowLoops(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 	n = -1
 	same := func(ix []*ir.Index) bool {
-		if len(ix) != 1 {
+		if len(ix) != 1 || !zeroLo(ix[0]) {
 			return false
 		}
 		c, ok := Simplify(&ir.Binary{Op: ir.Sub, X: ix[0].Hi, Y: ix[0].Lo}).(*ir.Const)

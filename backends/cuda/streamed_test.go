@@ -14,7 +14,7 @@ import (
 // axis starts past 0 (sum[d in 4..D]: the chunks start at the row's
 // fourth element, not its first), and a group's sum over three axes
 // through a compound index (X[n, g * CG + j, h, w] over [j, h, w]);
-// testdata/streamed.kg.
+// testdata/streamed.kg. Then the default plans.
 func TestEmulatedStreamedVectorRows(t *testing.T) {
 	spec, err := os.ReadFile("testdata/streamed.kg")
 	if err != nil {
@@ -41,4 +41,15 @@ func TestEmulatedStreamedVectorRows(t *testing.T) {
 		plans = append(plans, p)
 	}
 	emulatePlans(t, plans, nil)
+
+	// The default plans too: a row that registers or shared memory would
+	// hold from its first element is streamed where its loop starts past
+	// 0 (lower.RowCache).
+	var defaults []*lower.Plan
+	for _, p := range plansFor(t, "streamed.kg", string(spec), sm80) {
+		if p.Env != nil {
+			defaults = append(defaults, p)
+		}
+	}
+	emulatePlans(t, defaults, nil)
 }

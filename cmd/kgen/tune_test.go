@@ -35,19 +35,20 @@ func TestTuneAttrUnknownParameter(t *testing.T) {
 func TestTuneDryRunSpace(t *testing.T) {
 	dir := t.TempDir()
 	// elementwise: THREADS narrowed to 2 values, UNROLL to 3 (one outside
-	// the template's own values), VEC's 4: 24 points, all valid.
+	// the template's own values), VEC's 4, REUSE's 2: 48 points, the 24
+	// of REUSE=0 valid (one index: none to reuse inputs across).
 	f := writeFile(t, dir, "t.kg", `kernel k<N>(X: f32[N]) -> (Y: f32[N]) @tune(THREADS = [128, 256], UNROLL = [1, 2, 16]) {
   Y[i] = X[i] + 1.0
 }
 instance k_1m = k<N = 1048576>
 `)
 	code, out, errText := kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", f)
-	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 24 configurations, 24 valid") {
+	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 48 configurations, 24 valid") {
 		t.Errorf("exit %d\n%s%s", code, out, errText)
 	}
 	// A directory stands for its .kg files, as for bench.
 	code, out, errText = kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", dir)
-	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 24 configurations, 24 valid") {
+	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 48 configurations, 24 valid") {
 		t.Errorf("directory: exit %d\n%s%s", code, out, errText)
 	}
 	code, _, errText = kgen(t, "tune", "--target", "cuda:sm_90", "--strategy", "grid", f)

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 
 	"kgen.dev/kgen/ir"
 )
@@ -66,12 +67,12 @@ func reuseIndex(l *Launch, tile, minBytes int64) (Reuse, bool) {
 		for _, st := range stmts {
 			ir.Walk(st.Value, func(x ir.Expr) bool {
 				ld, ok := x.(*ir.Load)
-				if !ok || ld.Tensor.Kind != ir.Input || mentions(ld, ix) || containsTensor(seen, ld.Tensor) {
+				if !ok || ld.Tensor.Kind != ir.Input || mentions(ld, ix) || slices.Contains(seen, ld.Tensor) {
 					return true
 				}
-				if n, ok := constExtentOf(ld.Tensor.Shape); ok {
+				if n, ok := Simplify(product(ld.Tensor.Shape)).(*ir.Const); ok {
 					seen = append(seen, ld.Tensor)
-					bytes += n * int64(ld.Tensor.DType.Size())
+					bytes += n.I * int64(ld.Tensor.DType.Size())
 				}
 				return true
 			})
@@ -101,26 +102,4 @@ func checkReuse(l *Launch) error {
 		return fmt.Errorf("REUSE=1 needs an outer index that an input is read across, known extents, and the points after it a multiple of %d", reuseTile(l))
 	}
 	return nil
-}
-
-func containsTensor(ts []*ir.Tensor, t *ir.Tensor) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
-
-// constExtentOf is the number of elements of a shape of known sizes.
-func constExtentOf(shape []ir.Expr) (int64, bool) {
-	n := int64(1)
-	for _, e := range shape {
-		c, ok := Simplify(e).(*ir.Const)
-		if !ok {
-			return 0, false
-		}
-		n *= c.I
-	}
-	return n, true
 }

@@ -102,14 +102,8 @@ func splitRows(k *ir.Kernel, lim Limits) {
 			i += 2
 			continue
 		}
-		ax := r.Axes[0]
 		p := partials(k, s, r, parts, func(chunkIx *ir.Index, subst map[*ir.Index]ir.Expr) []*ir.Index {
-			// ax = lo + chunk * CH + ax', ax' over the chunk's points:
-			// whole chunks, so that every partial row has the same
-			// constant length.
-			part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
-			subst[ax] = Simplify(add(ax.Lo, add(mul(&ir.IndexRef{Index: chunkIx}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})))
-			return append([]*ir.Index{part}, r.Axes[1:]...)
+			return wholeChunk(r, chunkIx, chunk, subst)
 		})
 		insertLet(k, i, p)
 		i++
@@ -164,10 +158,7 @@ func splitCentered(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, t *ir.Stmt, sq *ir.Re
 	chunked := func(row []*ir.Index, x *ir.Reduce) (*ir.Index, []*ir.Index, []*ir.Index, map[*ir.Index]ir.Expr) {
 		c := &ir.Index{Name: chunkName, Lo: ir.IntConst(0), Hi: ir.IntConst(parts)}
 		copied, _, subst := copies(row)
-		ax := x.Axes[0]
-		part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
-		subst[ax] = Simplify(add(ax.Lo, add(mul(&ir.IndexRef{Index: c}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})))
-		return c, copied, append([]*ir.Index{part}, x.Axes[1:]...), subst
+		return c, copied, wholeChunk(x, c, chunk, subst), subst
 	}
 	shape := append([]ir.Expr{ir.IntConst(parts)}, s.Target.Shape...)
 	let := func(name string) *ir.Tensor {
@@ -200,6 +191,17 @@ func splitCentered(k *ir.Kernel, s *ir.Stmt, r *ir.Reduce, t *ir.Stmt, sq *ir.Re
 	replace(t, sq, &ir.Reduce{Op: ir.Sum, Axes: []*ir.Index{c}, T: sq.T, Span: sq.Span,
 		Body: &ir.Binary{Op: ir.Add, X: at(devT, c, t.Index, sq.Span), Y: &ir.Binary{Op: ir.Mul, X: points, Y: &ir.Binary{Op: ir.Mul, X: shift, Y: shift}}}})
 	return cm, dev
+}
+
+// wholeChunk returns the axes of reduction r over chunk c's points, the
+// first axis's whole chunks of chunk points, and sets in subst what
+// replaces that axis: lo + c * chunk + ax', ax' over the chunk's points,
+// so that every partial row has the same constant length.
+func wholeChunk(r *ir.Reduce, c *ir.Index, chunk int64, subst map[*ir.Index]ir.Expr) []*ir.Index {
+	ax := r.Axes[0]
+	part := &ir.Index{Name: ax.Name, Span: ax.Span, Lo: ir.IntConst(0), Hi: ir.IntConst(chunk)}
+	subst[ax] = Simplify(add(ax.Lo, add(mul(&ir.IndexRef{Index: c}, ir.IntConst(chunk)), &ir.IndexRef{Index: part})))
+	return append([]*ir.Index{part}, r.Axes[1:]...)
 }
 
 // MinSplitLetRow is the shortest row, in elements, that a block a row no

@@ -84,6 +84,17 @@ func reuseIndex(l *Launch, tile, minBytes int64) (Reuse, bool) {
 	return best, bestBytes > 0
 }
 
+// withReuse is c, the default configuration of pointwise launch l, with
+// REUSE=1 where inputs of MinReuseBytes or more, in all, are read across
+// an outer index that a reuse order can take.
+func withReuse(l *Launch, c Config) Config {
+	probe := &Launch{Stmt: l.Stmt, Also: l.Also, Config: c}
+	if _, ok := reuseIndex(probe, reuseTile(probe), MinReuseBytes); ok {
+		c["REUSE"] = 1
+	}
+	return c
+}
+
 // reuseTile is the tile of pointwise launch l's reuse order: the points
 // one block takes in one step, or a program's BLOCK (Triton).
 func reuseTile(l *Launch) int64 {

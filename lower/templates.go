@@ -70,7 +70,8 @@ func Points(s *ir.Stmt) ir.Expr {
 // flight together. As "generic" it is the fallback that makes every spec
 // run; as "elementwise" it is the template of statements without
 // reductions, and takes VEC consecutive points at a time with vector loads
-// and stores where sizes and alignment allow.
+// and stores where sizes and alignment allow, and with REUSE=1 visits its
+// points in the reuse order (Reuse).
 type pointwise struct {
 	name    string
 	accepts func(*ir.Stmt) bool
@@ -99,12 +100,7 @@ func (t pointwise) Default(l *Launch) Config {
 		size = max(size, int64(s.Target.DType.Size()))
 	}
 	vec := min(max(16/size, 1), 8)
-	c := Config{"THREADS": 256, "UNROLL": 2, "VEC": vec}
-	probe := &Launch{Stmt: l.Stmt, Also: l.Also, Config: c}
-	if _, ok := reuseIndex(probe, reuseTile(probe), MinReuseBytes); ok {
-		c["REUSE"] = 1
-	}
-	return c
+	return withReuse(l, Config{"THREADS": 256, "UNROLL": 2, "VEC": vec})
 }
 
 // Check: REUSE=1 only where a reuse order exists (checkReuse).

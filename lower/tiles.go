@@ -83,10 +83,7 @@ func (t tilePointwise) Default(l *Launch) Config {
 	}
 	c := Config{"BLOCK": block, "num_warps": min(4, max(1, block/256))}
 	if t.name == "elementwise" {
-		probe := &Launch{Stmt: l.Stmt, Also: l.Also, Config: c}
-		if _, ok := reuseIndex(probe, reuseTile(probe), MinReuseBytes); ok {
-			c["REUSE"] = 1
-		}
+		return withReuse(l, c)
 	}
 	return c
 }

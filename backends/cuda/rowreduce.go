@@ -364,70 +364,17 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	e.printf("%s%s* const kg_yp = %s + %s;\n", in, t, name(s.Target.Name), e.linear(idx, s.Target.Shape))
 	e.printf("%sconst int kg_shy = (int)((uintptr_t)kg_yp %% 16 / sizeof(%s));\n", in, t)
 	e.printf("%sconst int64_t kg_ychunks = (%dL + kg_shy + %d) / %d;\n", in, n, v-1, v)
-	// Staged rows of the output's element size that start where the
-	// output's row does in its 16-byte chunk hold each output chunk's
-	// elements in one aligned chunk of shared memory: one vector read
-	// rather than v reads a bank apart (softmax_vocab's output pass
-	// replayed 42% of its shared-memory wavefronts).
-	var same []*ir.Load
-	var shifts []string
-	ir.Walk(s.Value, func(x ir.Expr) bool {
-		ld, ok := x.(*ir.Load)
-		if !ok || ld.Default != nil || !e.rowAt(ld) || ld.Tensor.DType.Size() != s.Target.DType.Size() {
-			return true
-		}
-		if _, staged := e.stage[ld.Tensor]; !staged {
-			return true
-		}
-		if ref, ok := ld.Index[len(ld.Index)-1].(*ir.IndexRef); ok && ref.Index == col {
-			same = append(same, ld)
-			if sh := fmt.Sprintf("kg_sh_%s == kg_shy", ld.Tensor.Name); !slices.Contains(shifts, sh) {
-				shifts = append(shifts, sh)
-			}
-		}
-		return true
-	})
-	if len(same) > 0 {
-		e.printf("%sconst bool kg_sv = %s;  // the staged rows' chunks are the output's\n", in, strings.Join(shifts, " && "))
-	}
 	e.printf("%s#pragma unroll 2\n", in)
 	e.printf("%sfor (int64_t kg_c = threadIdx.x; kg_c < kg_ychunks; kg_c += blockDim.x) {\n", in)
 	e.printf("%s  const int64_t kg_i0 = kg_c * %d - kg_shy;\n", in, v)
 	e.printf("%s  KgVec<%s, %d> kg_vy;\n", in, t, v)
-	elements := func(in string) {
-		e.printf("%s#pragma unroll\n", in)
-		e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
-		e.printf("%s  const int64_t %s = kg_i0 + kg_e;\n", in, name(col.Name))
-		e.loop = col
-		e.printf("%s  if (%s >= 0 && %s < %dL) kg_vy.v[kg_e] = %s;\n", in, name(col.Name), name(col.Name), n, e.expr(s.Value))
-		e.loop = nil
-		e.printf("%s}\n", in)
-	}
-	if len(same) == 0 {
-		elements(in + "  ")
-	} else {
-		e.printf("%s  if (kg_sv) {\n", in)
-		if e.loads == nil {
-			e.loads = map[*ir.Load]string{}
-		}
-		var vecs []string
-		for _, ld := range same {
-			sv := fmt.Sprintf("kg_sv_%s", ld.Tensor.Name)
-			if !slices.Contains(vecs, sv) {
-				vecs = append(vecs, sv)
-				ct := e.cType(ld.Tensor.DType)
-				e.printf("%s    const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + kg_c * %d);\n", in, ct, v, sv, ct, v, e.stage[ld.Tensor], v)
-			}
-			e.loads[ld] = sv + ".v[kg_e]"
-		}
-		elements(in + "    ")
-		for _, ld := range same {
-			delete(e.loads, ld)
-		}
-		e.printf("%s  } else {\n", in)
-		elements(in + "    ")
-		e.printf("%s  }\n", in)
-	}
+	e.printf("%s  #pragma unroll\n", in)
+	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
+	e.printf("%s    const int64_t %s = kg_i0 + kg_e;\n", in, name(col.Name))
+	e.loop = col
+	e.printf("%s    if (%s >= 0 && %s < %dL) kg_vy.v[kg_e] = %s;\n", in, name(col.Name), name(col.Name), n, e.expr(s.Value))
+	e.loop = nil
+	e.printf("%s  }\n", in)
 	e.printf("%s  if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {\n", in, v, n)
 	e.printf("%s    *(KgVec<%s, %d>*)(kg_yp - kg_shy + kg_c * %d) = kg_vy;\n", in, t, v, v)
 	e.printf("%s  } else {\n", in)

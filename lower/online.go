@@ -61,8 +61,8 @@ type Passes struct {
 // pass over its rows: no other reduction, and no output along the row
 // (true). Where a pass remains it returns the CenteredSum pairs alone
 // (false): they still save a pass, for a few additions a point (Triton's
-// instance norm over 1024 rows of 65536 f32, streamed, read them three
-// times). Each pair's first let must come
+// instance norm over 1024 rows of 65536 f32, streamed, 361.38 -> 272.16 us
+// on the H100, testsuite/results/2026-11-27-h100-s16-centered-pass/). Each pair's first let must come
 // before the statement of its second sum; both of one float type, f32 or
 // f64, as the points are. A row's max or sum pairs with one sum at most,
 // the first found.

@@ -23,7 +23,7 @@ func TestTritonInterpreted(t *testing.T) {
 		args = append(args, "../../examples/"+f)
 	}
 	code, out, errText := kgen(t, args...)
-	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	summary := lastLine(out)
 	if code != 0 || !strings.Contains(summary, " 0 failed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
@@ -59,7 +59,7 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 }
 `)
 	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", "--config", "row-reduce.BLOCK_ROWS=16", spec)
-	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
@@ -80,7 +80,7 @@ func TestTritonColGroupsInterpreted(t *testing.T) {
 		t.Fatalf("exit %d: want the 5 instances in col-group launches:\n%s\n%s", code, out, errText)
 	}
 	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", spec)
-	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "11 plans: 11 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
@@ -131,7 +131,7 @@ func TestTritonOnlineInterpreted(t *testing.T) {
 		t.Errorf("%d centered passes, want 9:\n%s", got, src)
 	}
 	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--config", "row-reduce.BLOCK=512", spec)
-	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	summary := lastLine(out)
 	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
@@ -155,7 +155,7 @@ kernel kb2_gemm_mish_mish<M, N, K>(X: f32[M, K], Wt: f32[N, K], bias: f32[N]) ->
 }
 `)
 	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "4", spec)
-	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "2 plans: 2 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
@@ -182,9 +182,14 @@ func TestTritonReuseInterpreted(t *testing.T) {
 		t.Errorf("%d programs in the reuse order, want 2:\n%s", got, src)
 	}
 	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", spec)
-	summary := out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
+	summary := lastLine(out)
 	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
 	t.Log(summary)
+}
+
+// lastLine is the last line of a command's output: kgen test's summary.
+func lastLine(out string) string {
+	return out[strings.LastIndex(strings.TrimRight(out, "\n"), "\n")+1:]
 }

@@ -46,6 +46,12 @@ func templatesFor(lim Limits) []Template {
 // warpSpace is the num_warps of every tile template.
 var warpSpace = []int64{1, 2, 4, 8, 16}
 
+// stageSpace is the num_stages of the tile templates that stream a
+// reduction through blocks in a loop: how many steps' loads the loop
+// issues ahead. 1 (the default where a config has none) loads each
+// step's block when the step begins.
+var stageSpace = []int64{1, 2, 3, 4}
+
 // tilePointwise computes BLOCK output points a program, one program per
 // block of points (flat, the last index fastest), with masks on the last
 // block. As "generic", reductions inside a point run as serial loops over
@@ -113,7 +119,7 @@ type tileRowReduce struct{}
 func (tileRowReduce) Name() string            { return "row-reduce" }
 func (tileRowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (tileRowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": warpSpace, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}}
+	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": warpSpace, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}, "num_stages": stageSpace}
 }
 
 // Check: several rows a program (BLOCK_ROWS > 1) need rows that fit one
@@ -213,7 +219,7 @@ type tileColReduce struct{}
 func (tileColReduce) Name() string            { return "col-reduce" }
 func (tileColReduce) Accepts(s *ir.Stmt) bool { return MatchColumns(s) != nil }
 func (tileColReduce) Space() map[string][]int64 {
-	return map[string][]int64{"BLOCK_R": {8, 16, 32, 64, 128, 256, 512}, "BLOCK_N": {32, 64, 128, 256, 512}, "num_warps": warpSpace}
+	return map[string][]int64{"BLOCK_R": {8, 16, 32, 64, 128, 256, 512}, "BLOCK_N": {32, 64, 128, 256, 512}, "num_warps": warpSpace, "num_stages": stageSpace}
 }
 
 // Default: strips of 128 columns, narrowed (to 32, at least 32 bytes of

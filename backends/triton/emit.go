@@ -82,6 +82,14 @@ type emitter struct {
 	loops int
 	used  map[string]bool // Python names taken in this kernel
 	tmp   int
+	// wide widens a program's first index to 64 bits (".to(tl.int64)"),
+	// so that every offset computed from it is a 64-bit one; "" where
+	// every offset fits in 32 bits (narrow).
+	wide string
+	// lanes names the masks of a tile's lanes by the indices bound to
+	// those lanes (a column reduction's kg_rm and kg_nm), so that a load
+	// that depends on only some of them is masked by theirs (narrowMask).
+	lanes map[string][]*ir.Index
 }
 
 func (e *emitter) line(format string, args ...any) {
@@ -234,6 +242,9 @@ func (e *emitter) kernel(i int) {
 	}
 	e.line("@triton.jit")
 	e.line("def %s(%s):", pyName(l.Name), strings.Join(params, ", "))
+	if !narrow(p) {
+		e.wide = ".to(tl.int64)"
+	}
 	e.ind = "    "
 	if p.Env == nil {
 		for _, d := range k.Dims {
@@ -270,6 +281,34 @@ func (e *emitter) kernel(i int) {
 	default:
 		panic("triton: no emitter for template " + l.Template.Name() + "; plan for a tile-level target")
 	}
+}
+
+// narrow reports whether a plan's offsets fit in 32 bits: its sizes are
+// constants and none of its tensors has more than 2^30 elements, which
+// leaves room for a last block's lanes past the end and a window's reach
+// past a padded edge. Its programs then index in 32 bits, as Triton's own
+// int32 program ids and aranges do: a 64-bit division by a constant, of
+// which a point's decomposition into indices takes one per index, is a
+// sequence of 32-bit multiplies. (maxpool_3x3_s2_p1's 9 taps a point
+// each recompute the tap's offset.)
+func narrow(p *lower.Plan) bool {
+	if p.Env == nil {
+		return false
+	}
+	for _, t := range p.Kernel.Tensors() {
+		n := int64(1)
+		for _, d := range t.Shape {
+			c, ok := lower.Simplify(d).(*ir.Const)
+			if !ok || c.I < 0 || c.I > 1<<30 {
+				return false
+			}
+			n *= c.I
+			if n > 1<<30 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // uses reports whether s reads or writes t.
@@ -356,12 +395,12 @@ func (e *emitter) pointwise() {
 	if r, ok := lower.ReuseOrder(e.launch, e.launch.Config["BLOCK"]); ok {
 		// The program's tile and its value of r.Index (lower.Reuse).
 		e.used["kg_t"] = true
-		e.line("kg_t = tl.program_id(0).to(tl.int64)")
+		e.line("kg_t = tl.program_id(0)%s", e.wide)
 		e.line("# the reuse order: %d points at a time for every %s", r.Tile, r.Index.Name)
 		tiles := r.Inner / r.Tile
 		e.line("kg_p = (kg_t // %d // %d * %d + kg_t %% %d) * %d + kg_t // %d %% %d * BLOCK + tl.arange(0, BLOCK)", r.Extent, tiles, r.Extent, r.Extent, r.Inner, r.Extent, tiles)
 	} else {
-		e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+		e.line("kg_p = tl.program_id(0)%s * BLOCK + tl.arange(0, BLOCK)", e.wide)
 	}
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)
@@ -597,6 +636,9 @@ func (e *emitter) load(x *ir.Load, mask string) string {
 	if len(x.Index) > 0 {
 		ptr += " + " + e.linear(x.Index, x.Tensor.Shape)
 	}
+	if _, ok := x.Default.(*ir.Const); ok || x.Default == nil {
+		mask = e.narrowMask(mask, x.Index)
+	}
 	// A masked load's pointer must be a block like its mask: an element
 	// every lane reads is read by each.
 	scalar := !slices.ContainsFunc(x.Index, e.laneDependent)
@@ -630,6 +672,58 @@ func (e *emitter) load(x *ir.Load, mask string) string {
 	e.line("%s = %s", v, text)
 	e.cache[text] = v
 	return v
+}
+
+// narrowMask is mask less the lane masks (lanes) of lanes that the
+// index idx does not depend on: a column reduction's x[m] in a tile of
+// rows m and columns n is loaded once a row, a BLOCK_R x 1 block that
+// broadcasts, where the tile's mask would make it a load for every
+// column of its row.
+func (e *emitter) narrowMask(mask string, idx []ir.Expr) string {
+	if len(e.lanes) == 0 || mask == "" {
+		return mask
+	}
+	var keep []string
+	for _, m := range splitAnd(mask) {
+		ix, ok := e.lanes[m]
+		if ok && !slices.ContainsFunc(idx, func(x ir.Expr) bool { return refers(x, ix) }) {
+			continue
+		}
+		keep = append(keep, m)
+	}
+	return and(keep...)
+}
+
+// refers reports whether x refers to any of the indices ix.
+func refers(x ir.Expr, ix []*ir.Index) bool {
+	found := false
+	ir.Walk(x, func(y ir.Expr) bool {
+		if ref, ok := y.(*ir.IndexRef); ok && slices.Contains(ix, ref.Index) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// splitAnd splits a mask joined by and into its terms.
+func splitAnd(m string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(m); i++ {
+		switch m[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '&':
+			if depth == 0 && i > 0 && m[i-1] == ' ' && i+1 < len(m) && m[i+1] == ' ' {
+				out = append(out, m[start:i-1])
+				start = i + 2
+			}
+		}
+	}
+	return append(out, m[start:])
 }
 
 // serial renders a reduction as a loop over its points, each lane of the

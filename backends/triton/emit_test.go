@@ -155,3 +155,25 @@ func TestEmitTemplates(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexWidth: a program indexes in 32 bits where every tensor of a
+// plan of known sizes has at most 2^30 elements, and in 64 bits where
+// one has more (here an output of 2^30 + 2^15 elements, the input
+// beside it small) or where sizes are runtime arguments, whatever
+// their values will be.
+func TestIndexWidth(t *testing.T) {
+	plans := plansOf(t, "width.kg", `
+kernel bcast<R, C>(X: f32[C]) -> (Y: f32[R, C]) {
+  Y[r, c] = X[c] * 2.0
+}
+instance at_limit = bcast<R = 32768, C = 32768>
+instance past_limit = bcast<R = 32769, C = 32768>
+`)
+	want := map[string]bool{"bcast": true, "at_limit": false, "past_limit": true}
+	for _, p := range plans {
+		src := body(Emit([]*lower.Plan{p}))
+		if got := strings.Contains(src, "tl.program_id(0).to(tl.int64)"); got != want[p.Name] {
+			t.Errorf("%s: 64-bit program index %v, want %v:\n%s", p.Name, got, want[p.Name], src)
+		}
+	}
+}

@@ -30,11 +30,11 @@ func (e *emitter) rowReduce() {
 	if e.rows {
 		e.used["kg_live"] = true
 		rows := e.paren(lower.Rows(l), "")
-		e.line("kg_row = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]")
+		e.line("kg_row = tl.program_id(0)%s * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]", e.wide)
 		e.line("kg_live = kg_row < %s", rows)
 		e.line("kg_row = tl.minimum(kg_row, %s - 1)", rows)
 	} else {
-		e.line("kg_row = tl.program_id(0).to(tl.int64)")
+		e.line("kg_row = tl.program_id(0)%s", e.wide)
 	}
 	e.decompose("kg_row", s.Index[:l.RowDims], false)
 	for from, to := range lower.RowAliases(l) {
@@ -44,9 +44,9 @@ func (e *emitter) rowReduce() {
 		e.cache = map[string]string{}
 		e.used["kg_c"] = true
 		if e.rows {
-			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)[None, :]")
+			e.line("kg_c = tl.arange(0, BLOCK)%s[None, :]", e.wide)
 		} else {
-			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)")
+			e.line("kg_c = tl.arange(0, BLOCK)%s", e.wide)
 		}
 	}
 	// Rows streamed through blocks compute a max and its sum of shifted
@@ -98,12 +98,17 @@ func (e *emitter) rowReduce() {
 		e.storeOnly(s, e.laneMask(ext), e.live())
 		return
 	}
-	e.used["kg_c0"] = true
-	e.line("for kg_c0 in range(0, %s, BLOCK):", e.expr(lower.Extent(cols), ""))
+	// The output pass walks the row's blocks last to first: the blocks
+	// that the reductions' pass read last are the likeliest still in L2
+	// where the programs' rows together outgrow it (an instance norm's
+	// 1024 rows of 256 KiB, two programs a multiprocessor).
+	e.used["kg_b"] = true
+	ext := e.paren(lower.Extent(cols), "")
+	e.line("for kg_b in %s:", e.stream(fmt.Sprintf("(%s + BLOCK - 1) // BLOCK", strip(ext)), "1"))
 	e.ind += "    "
 	e.loops++
-	e.line("kg_c = kg_c0 + tl.arange(0, BLOCK)")
-	e.line("kg_cm = kg_c < %s", e.paren(lower.Extent(cols), ""))
+	e.line("kg_c = ((%s + BLOCK - 1) // BLOCK - 1 - kg_b) * BLOCK + tl.arange(0, BLOCK)", strip(ext))
+	e.line("kg_cm = kg_c < %s", ext)
 	e.decompose("kg_c", cols, true)
 	e.store(s, "kg_cm")
 	e.loops--
@@ -225,13 +230,28 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	return v
 }
 
+// stream is the range of a loop that streams n elements through blocks of
+// step: with num_stages > 1, a tl.range that asks Triton's pipeliner to
+// issue that many iterations' loads ahead (through shared memory), which
+// a kernel's own num_stages does only for loads that feed tl.dot.
+func (e *emitter) stream(n, step string) string {
+	bounds := "0, " + n
+	if step != "1" {
+		bounds += ", " + step
+	}
+	if s := e.launch.Config["num_stages"]; s > 1 {
+		return fmt.Sprintf("tl.range(%s, num_stages=%d)", bounds, s)
+	}
+	return fmt.Sprintf("range(%s)", bounds)
+}
+
 // streamRow opens a loop over axes, a row streamed through blocks of
 // BLOCK lanes, binding the axes to the lanes' points; it returns the
 // mask of the lanes inside the row. endStream closes it.
 func (e *emitter) streamRow(axes []*ir.Index) (mask string) {
 	ext := lower.Extent(axes)
 	k0 := e.fresh("kg_k0")
-	e.line("for %s in range(0, %s, BLOCK):", k0, e.expr(ext, ""))
+	e.line("for %s in %s:", k0, e.stream(e.expr(ext, ""), "BLOCK"))
 	e.ind += "    "
 	e.loops++
 	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
@@ -334,7 +354,7 @@ func (e *emitter) colReduce() {
 	r := m.Reduce
 	colsExt := lower.Extent([]*ir.Index{m.C})
 	e.used["kg_pid"], e.used["kg_ncb"], e.used["kg_n"], e.used["kg_nm"] = true, true, true, true
-	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_pid = tl.program_id(0)%s", e.wide)
 	e.line("kg_ncb = %s", e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: colsExt, Y: ir.IntConst(e.launch.Config["BLOCK_N"] - 1)}, Y: ir.IntConst(e.launch.Config["BLOCK_N"])}), ""))
 	e.decompose("kg_pid // kg_ncb", m.Outer, false)
 	e.line("kg_n = (kg_pid %% kg_ncb) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
@@ -344,7 +364,7 @@ func (e *emitter) colReduce() {
 	acc := e.temp("acc")
 	ext := lower.Extent(r.Axes)
 	e.line("%s = tl.full([BLOCK_R, BLOCK_N], %s, %s)", acc, ident, tlType(r.T))
-	e.line("for kg_r0 in range(0, %s, BLOCK_R):", e.expr(ext, ""))
+	e.line("for kg_r0 in %s:", e.stream(e.expr(ext, ""), "BLOCK_R"))
 	e.used["kg_r0"], e.used["kg_r"], e.used["kg_rm"] = true, true, true
 	e.ind += "    "
 	e.loops++
@@ -352,7 +372,9 @@ func (e *emitter) colReduce() {
 	e.line("kg_r = kg_r0 + tl.arange(0, BLOCK_R)[:, None]")
 	e.line("kg_rm = kg_r < %s", e.paren(ext, ""))
 	e.decompose("kg_r", r.Axes, true)
+	e.lanes = map[string][]*ir.Index{"kg_rm": r.Axes, "kg_nm": {m.C}}
 	body := e.value(r.Body, "kg_rm & kg_nm")
+	e.lanes = nil
 	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(kg_rm & kg_nm, %s, %s)", body, typed(lower.Identity(r.Op, r.T)))))
 	e.loops--
 	e.ind = e.ind[4:]
@@ -377,7 +399,7 @@ func (e *emitter) colGroup() {
 	for _, v := range []string{"kg_pid", "kg_ncb", "kg_n", "kg_nm", "kg_k", "kg_km"} {
 		e.used[v] = true
 	}
-	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_pid = tl.program_id(0)%s", e.wide)
 	e.line("kg_ncb = %s", e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: colsExt, Y: ir.IntConst(l.Config["BLOCK_N"] - 1)}, Y: ir.IntConst(l.Config["BLOCK_N"])}), ""))
 	e.decompose("kg_pid // kg_ncb", g.Outer, false)
 	e.line("kg_n = (kg_pid %% kg_ncb) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
@@ -426,7 +448,7 @@ func (e *emitter) transpose() {
 	for _, n := range []string{"kg_pid", "kg_tp", "kg_tq", "kg_q", "kg_p", "kg_m"} {
 		e.used[n] = true
 	}
-	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_pid = tl.program_id(0)%s", e.wide)
 	e.line("kg_tp = %s", cdiv(p))
 	e.line("kg_tq = %s", cdiv(q))
 	e.decompose("kg_pid // (kg_tp * kg_tq)", t.Batch, false)
@@ -457,7 +479,7 @@ func (e *emitter) contraction() {
 	for _, n := range []string{"kg_pid", "kg_tm", "kg_tn", "kg_t", "kg_w", "kg_g0", "kg_gs", "kg_tr", "kg_tc", "kg_m", "kg_n", "kg_k0", "kg_k", "kg_acc", "kg_a", "kg_b", "kg_mm", "kg_nm"} {
 		e.used[n] = true
 	}
-	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
+	e.line("kg_pid = tl.program_id(0)%s", e.wide)
 	e.line("kg_tm = tl.cdiv(%s, BLOCK_M)", strip(e.expr(M, "")))
 	e.line("kg_tn = tl.cdiv(%s, BLOCK_N)", strip(e.expr(N, "")))
 	e.decompose("kg_pid // (kg_tm * kg_tn)", c.Batch, false)

@@ -199,3 +199,47 @@ func (b *bounds) interval(e Expr) (interval, bool) {
 	}
 	return interval{}, false
 }
+
+// IntsWithin reports whether every integer value statement s computes
+// lies within -limit..limit at env's sizes: each integer subexpression of
+// its value, index arithmetic and reduction axes' bounds included, by the
+// interval analysis of OutOfRange. A value it cannot bound (one read from
+// a tensor, an integer reduction) makes it false. A backend that computes
+// indices in 32 bits asks it first.
+func IntsWithin(s *Stmt, env *Env, limit int64) bool {
+	b := &bounds{env: env, ranges: map[*Index]interval{}}
+	bind := func(ix *Index) bool {
+		lo, ok1 := b.interval(ix.Lo)
+		hi, ok2 := b.interval(ix.Hi)
+		if !ok1 || !ok2 || lo.lo < -limit || hi.hi > limit {
+			return false
+		}
+		b.ranges[ix] = interval{lo.lo, max(lo.lo, hi.hi-1)}
+		return true
+	}
+	for _, ix := range s.Index {
+		if !bind(ix) {
+			return false
+		}
+	}
+	ok := true
+	var walk func(e Expr)
+	walk = func(e Expr) {
+		if r, isReduce := e.(*Reduce); isReduce {
+			for _, ax := range r.Axes {
+				ok = ok && bind(ax)
+			}
+		}
+		for _, c := range Children(e) {
+			if ok {
+				walk(c)
+			}
+		}
+		if ok && e.Type().IsInt() {
+			iv, bounded := b.interval(e)
+			ok = bounded && iv.lo >= -limit && iv.hi <= limit
+		}
+	}
+	walk(s.Value)
+	return ok
+}

@@ -283,22 +283,17 @@ func (e *emitter) kernel(i int) {
 	}
 }
 
-// narrow reports whether a plan's integers fit in 32 bits: its tensors'
-// sizes are constants, none of its tensors has more than 2^30 elements (which
+// narrow reports whether a plan's offsets fit in 32 bits: its sizes are
+// constants and none of its tensors has more than 2^30 elements, which
 // leaves room for a last block's lanes past the end and a window's reach
-// past a padded edge), and every integer its statements compute from
-// their indices lies within +-2^30 (ir.IntsWithin: Y[i] = i * i is a
-// 64-bit value the language's i64 arithmetic must not wrap). Its
-// programs then index in 32 bits, as Triton's own int32 program ids and
-// aranges do, where a 64-bit division by a constant, one for each index a
-// point decomposes into, is a sequence of 32-bit multiplies.
+// past a padded edge. Its programs then index in 32 bits, as Triton's own
+// int32 program ids and aranges do: a 64-bit division by a constant, of
+// which a point's decomposition into indices takes one per index, is a
+// sequence of 32-bit multiplies. (maxpool_3x3_s2_p1's 9 taps a point
+// each recompute the tap's offset.)
 func narrow(p *lower.Plan) bool {
-	for _, l := range p.Launches {
-		for _, s := range l.Stmts() {
-			if !ir.IntsWithin(s, &ir.Env{}, 1<<30) {
-				return false
-			}
-		}
+	if p.Env == nil {
+		return false
 	}
 	for _, t := range p.Kernel.Tensors() {
 		n := int64(1)
@@ -579,28 +574,18 @@ func (e *emitter) operand(x ir.Expr, mask string) string {
 	return "(" + s + ")"
 }
 
-// divisor renders an integer division's divisor: a constant as a Python
-// literal, which takes the dividend's width (a 32-bit index's in a narrow
-// program, where a typed 64-bit constant would widen the division).
-func (e *emitter) divisor(y ir.Expr, mask string) string {
-	if c, ok := y.(*ir.Const); ok {
-		return constant(c)
-	}
-	return e.operand(y, mask)
-}
-
 func (e *emitter) binary(x *ir.Binary, mask string) string {
 	t := x.X.Type()
 	a, b := e.paren(x.X, mask), e.paren(x.Y, mask)
 	switch {
 	case x.Op == ir.Div && t.IsInt():
-		return fmt.Sprintf("kg_floordiv(%s, %s)", e.operand(x.X, mask), e.divisor(x.Y, mask))
+		return fmt.Sprintf("kg_floordiv(%s, %s)", e.operand(x.X, mask), e.operand(x.Y, mask))
 	case x.Op == ir.Div && t == ir.F32:
 		// Triton's / is div.full.f32, within 2 ulp; CUDA's and HIP's
 		// f32 division is correctly rounded, and so is kgen's.
 		return fmt.Sprintf("tl.div_rn(%s, %s)", strip(e.operand(x.X, mask)), strip(e.operand(x.Y, mask)))
 	case x.Op == ir.Mod && t.IsInt():
-		return fmt.Sprintf("kg_floormod(%s, %s)", e.operand(x.X, mask), e.divisor(x.Y, mask))
+		return fmt.Sprintf("kg_floormod(%s, %s)", e.operand(x.X, mask), e.operand(x.Y, mask))
 	case x.Op == ir.Mod:
 		return fmt.Sprintf("kg_fmod_floor(%s, %s)", e.operand(x.X, mask), e.operand(x.Y, mask))
 	case x.Op == ir.And:

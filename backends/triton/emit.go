@@ -82,10 +82,6 @@ type emitter struct {
 	loops int
 	used  map[string]bool // Python names taken in this kernel
 	tmp   int
-	// wide widens a program's first index to 64 bits (".to(tl.int64)"),
-	// so that every offset computed from it is a 64-bit one; "" where
-	// every offset fits in 32 bits (narrow).
-	wide string
 	// lanes names the masks of a tile's lanes by the indices bound to
 	// those lanes (a column reduction's kg_rm and kg_nm), so that a load
 	// that depends on only some of them is masked by theirs (narrowMask).
@@ -242,9 +238,6 @@ func (e *emitter) kernel(i int) {
 	}
 	e.line("@triton.jit")
 	e.line("def %s(%s):", pyName(l.Name), strings.Join(params, ", "))
-	if !narrow(p) {
-		e.wide = ".to(tl.int64)"
-	}
 	e.ind = "    "
 	if p.Env == nil {
 		for _, d := range k.Dims {
@@ -283,34 +276,6 @@ func (e *emitter) kernel(i int) {
 	}
 }
 
-// narrow reports whether a plan's offsets fit in 32 bits: its sizes are
-// constants and none of its tensors has more than 2^30 elements, which
-// leaves room for a last block's lanes past the end and a window's reach
-// past a padded edge. Its programs then index in 32 bits, as Triton's own
-// int32 program ids and aranges do: a 64-bit division by a constant, of
-// which a point's decomposition into indices takes one per index, is a
-// sequence of 32-bit multiplies. (maxpool_3x3_s2_p1's 9 taps a point
-// each recompute the tap's offset.)
-func narrow(p *lower.Plan) bool {
-	if p.Env == nil {
-		return false
-	}
-	for _, t := range p.Kernel.Tensors() {
-		n := int64(1)
-		for _, d := range t.Shape {
-			c, ok := lower.Simplify(d).(*ir.Const)
-			if !ok || c.I < 0 || c.I > 1<<30 {
-				return false
-			}
-			n *= c.I
-			if n > 1<<30 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // uses reports whether s reads or writes t.
 func uses(s *ir.Stmt, t *ir.Tensor) bool {
 	found := s.Target == t
@@ -327,10 +292,25 @@ func uses(s *ir.Stmt, t *ir.Tensor) bool {
 // expression, non-negative), the last index varying fastest. Each index
 // becomes a variable; lane marks them as blocks.
 func (e *emitter) decompose(flat string, ix []*ir.Index, lane bool) {
+	// Where every extent is known and their product is at most 2^31 (so
+	// that the counter, up to a block's lanes past the end, fits in 32
+	// unsigned bits), the divisions are unsigned 32-bit ones, a multiply
+	// and a shift each instead of a 64-bit sequence, and each index is
+	// widened back: offsets stay 64-bit, which a loop's addresses keep
+	// hoisted (32-bit offsets throughout, tried, made convt1d_up2 1.36
+	// times slower on the H100: testsuite/results/2026-11-27-h100-s17-triton2/).
+	narrow := len(ix) > 1 && lower.ExtentAtMost(ix, 1<<31)
 	rest := flat
 	if len(ix) > 1 {
 		rest = e.temp("rest")
-		e.line("%s = %s", rest, flat)
+		if narrow {
+			if strings.Contains(flat, " ") {
+				flat = "(" + strip(flat) + ")"
+			}
+			e.line("%s = %s.to(tl.uint32)", rest, flat)
+		} else {
+			e.line("%s = %s", rest, flat)
+		}
 	}
 	for j := len(ix) - 1; j >= 0; j-- {
 		x := ix[j]
@@ -341,11 +321,19 @@ func (e *emitter) decompose(flat string, ix []*ir.Index, lane bool) {
 			off = e.paren(x.Lo, "") + " + "
 		}
 		if j == 0 {
-			e.line("%s = %s%s", v, off, rest)
+			if narrow {
+				e.line("%s = %s%s.to(tl.int64)", v, off, rest)
+			} else {
+				e.line("%s = %s%s", v, off, rest)
+			}
 			continue
 		}
 		extent := e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: x.Hi, Y: x.Lo}), "")
-		e.line("%s = %s%s %% %s", v, off, rest, extent)
+		if narrow {
+			e.line("%s = %s(%s %% %s).to(tl.int64)", v, off, rest, extent)
+		} else {
+			e.line("%s = %s%s %% %s", v, off, rest, extent)
+		}
 		e.line("%s = %s // %s", rest, rest, extent)
 	}
 }
@@ -395,12 +383,12 @@ func (e *emitter) pointwise() {
 	if r, ok := lower.ReuseOrder(e.launch, e.launch.Config["BLOCK"]); ok {
 		// The program's tile and its value of r.Index (lower.Reuse).
 		e.used["kg_t"] = true
-		e.line("kg_t = tl.program_id(0)%s", e.wide)
+		e.line("kg_t = tl.program_id(0).to(tl.int64)")
 		e.line("# the reuse order: %d points at a time for every %s", r.Tile, r.Index.Name)
 		tiles := r.Inner / r.Tile
 		e.line("kg_p = (kg_t // %d // %d * %d + kg_t %% %d) * %d + kg_t // %d %% %d * BLOCK + tl.arange(0, BLOCK)", r.Extent, tiles, r.Extent, r.Extent, r.Inner, r.Extent, tiles)
 	} else {
-		e.line("kg_p = tl.program_id(0)%s * BLOCK + tl.arange(0, BLOCK)", e.wide)
+		e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
 	}
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)

@@ -156,24 +156,29 @@ func TestEmitTemplates(t *testing.T) {
 	}
 }
 
-// TestIndexWidth: a program indexes in 32 bits where every tensor of a
-// plan of known sizes has at most 2^30 elements, and in 64 bits where
-// one has more (here an output of 2^30 + 2^15 elements, the input
-// beside it small) or where sizes are runtime arguments, whatever
-// their values will be.
-func TestIndexWidth(t *testing.T) {
+
+// TestNarrowDecomposition: a point's indices come from its flat counter
+// by unsigned 32-bit divisions where the extents are known and their
+// product is at most 2^31, by 64-bit ones where it is more (2^31 + 2^16
+// points; the input beside it is small) or where sizes are runtime
+// arguments, whatever their values will be; the indices are 64-bit
+// either way.
+func TestNarrowDecomposition(t *testing.T) {
 	plans := plansOf(t, "width.kg", `
 kernel bcast<R, C>(X: f32[C]) -> (Y: f32[R, C]) {
   Y[r, c] = X[c] * 2.0
 }
-instance at_limit = bcast<R = 32768, C = 32768>
-instance past_limit = bcast<R = 32769, C = 32768>
+instance at_limit = bcast<R = 65536, C = 32768>
+instance past_limit = bcast<R = 65538, C = 32768>
 `)
-	want := map[string]bool{"bcast": true, "at_limit": false, "past_limit": true}
+	want := map[string]bool{"bcast": false, "at_limit": true, "past_limit": false}
 	for _, p := range plans {
 		src := body(Emit([]*lower.Plan{p}))
-		if got := strings.Contains(src, "tl.program_id(0).to(tl.int64)"); got != want[p.Name] {
-			t.Errorf("%s: 64-bit program index %v, want %v:\n%s", p.Name, got, want[p.Name], src)
+		if got := strings.Contains(src, "kg_rest1 = kg_p.to(tl.uint32)"); got != want[p.Name] {
+			t.Errorf("%s: 32-bit decomposition %v, want %v:\n%s", p.Name, got, want[p.Name], src)
+		}
+		if want[p.Name] && !strings.Contains(src, "c = (kg_rest1 % 32768).to(tl.int64)") {
+			t.Errorf("%s: the index is not widened back:\n%s", p.Name, src)
 		}
 	}
 }

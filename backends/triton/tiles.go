@@ -30,11 +30,11 @@ func (e *emitter) rowReduce() {
 	if e.rows {
 		e.used["kg_live"] = true
 		rows := e.paren(lower.Rows(l), "")
-		e.line("kg_row = tl.program_id(0)%s * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]", e.wide)
+		e.line("kg_row = tl.program_id(0).to(tl.int64) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)[:, None]")
 		e.line("kg_live = kg_row < %s", rows)
 		e.line("kg_row = tl.minimum(kg_row, %s - 1)", rows)
 	} else {
-		e.line("kg_row = tl.program_id(0)%s", e.wide)
+		e.line("kg_row = tl.program_id(0).to(tl.int64)")
 	}
 	e.decompose("kg_row", s.Index[:l.RowDims], false)
 	for from, to := range lower.RowAliases(l) {
@@ -44,9 +44,9 @@ func (e *emitter) rowReduce() {
 		e.cache = map[string]string{}
 		e.used["kg_c"] = true
 		if e.rows {
-			e.line("kg_c = tl.arange(0, BLOCK)%s[None, :]", e.wide)
+			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)[None, :]")
 		} else {
-			e.line("kg_c = tl.arange(0, BLOCK)%s", e.wide)
+			e.line("kg_c = tl.arange(0, BLOCK).to(tl.int64)")
 		}
 	}
 	// Rows streamed through blocks compute a max and its sum of shifted
@@ -354,7 +354,7 @@ func (e *emitter) colReduce() {
 	r := m.Reduce
 	colsExt := lower.Extent([]*ir.Index{m.C})
 	e.used["kg_pid"], e.used["kg_ncb"], e.used["kg_n"], e.used["kg_nm"] = true, true, true, true
-	e.line("kg_pid = tl.program_id(0)%s", e.wide)
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
 	e.line("kg_ncb = %s", e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: colsExt, Y: ir.IntConst(e.launch.Config["BLOCK_N"] - 1)}, Y: ir.IntConst(e.launch.Config["BLOCK_N"])}), ""))
 	e.decompose("kg_pid // kg_ncb", m.Outer, false)
 	e.line("kg_n = (kg_pid %% kg_ncb) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
@@ -399,7 +399,7 @@ func (e *emitter) colGroup() {
 	for _, v := range []string{"kg_pid", "kg_ncb", "kg_n", "kg_nm", "kg_k", "kg_km"} {
 		e.used[v] = true
 	}
-	e.line("kg_pid = tl.program_id(0)%s", e.wide)
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
 	e.line("kg_ncb = %s", e.expr(lower.Simplify(&ir.Binary{Op: ir.Div, X: &ir.Binary{Op: ir.Add, X: colsExt, Y: ir.IntConst(l.Config["BLOCK_N"] - 1)}, Y: ir.IntConst(l.Config["BLOCK_N"])}), ""))
 	e.decompose("kg_pid // kg_ncb", g.Outer, false)
 	e.line("kg_n = (kg_pid %% kg_ncb) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]")
@@ -448,7 +448,7 @@ func (e *emitter) transpose() {
 	for _, n := range []string{"kg_pid", "kg_tp", "kg_tq", "kg_q", "kg_p", "kg_m"} {
 		e.used[n] = true
 	}
-	e.line("kg_pid = tl.program_id(0)%s", e.wide)
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
 	e.line("kg_tp = %s", cdiv(p))
 	e.line("kg_tq = %s", cdiv(q))
 	e.decompose("kg_pid // (kg_tp * kg_tq)", t.Batch, false)
@@ -479,7 +479,7 @@ func (e *emitter) contraction() {
 	for _, n := range []string{"kg_pid", "kg_tm", "kg_tn", "kg_t", "kg_w", "kg_g0", "kg_gs", "kg_tr", "kg_tc", "kg_m", "kg_n", "kg_k0", "kg_k", "kg_acc", "kg_a", "kg_b", "kg_mm", "kg_nm"} {
 		e.used[n] = true
 	}
-	e.line("kg_pid = tl.program_id(0)%s", e.wide)
+	e.line("kg_pid = tl.program_id(0).to(tl.int64)")
 	e.line("kg_tm = tl.cdiv(%s, BLOCK_M)", strip(e.expr(M, "")))
 	e.line("kg_tn = tl.cdiv(%s, BLOCK_N)", strip(e.expr(N, "")))
 	e.decompose("kg_pid // (kg_tm * kg_tn)", c.Batch, false)

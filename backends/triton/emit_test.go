@@ -156,7 +156,6 @@ func TestEmitTemplates(t *testing.T) {
 	}
 }
 
-
 // TestNarrowDecomposition: a point's indices come from its flat counter
 // by unsigned 32-bit divisions where the extents are known and their
 // product is at most 2^31, by 64-bit ones where it is more (2^31 + 2^16

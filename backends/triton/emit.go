@@ -296,10 +296,15 @@ func (e *emitter) decompose(flat string, ix []*ir.Index, lane bool) {
 	// that the counter, up to a block's lanes past the end, fits in 32
 	// unsigned bits), the divisions are unsigned 32-bit ones, a multiply
 	// and a shift each instead of a 64-bit sequence, and each index is
-	// widened back: offsets stay 64-bit, which a loop's addresses keep
-	// hoisted (32-bit offsets throughout, tried, made convt1d_up2 1.36
-	// times slower on the H100: testsuite/results/2026-11-27-h100-s17-triton2/).
-	narrow := len(ix) > 1 && lower.ExtentAtMost(ix, 1<<31)
+	// widened back, so that offsets stay 64-bit. Not in the generic
+	// template, whose serial loops recompute each tap's address from the
+	// indices. On the H100 (testsuite/results/2026-11-27-h100-s17-triton3/):
+	// pad2d_kb 13.08 -> 11.22 us; row and column reductions, column
+	// groups, transposes and other elementwise launches within the noise;
+	// among generic launches, maxpool and depthwise convolutions within
+	// the noise but convt1d_up2 1.38 times slower (as it was with 32-bit
+	// offsets throughout: -s17-triton2/).
+	narrow := len(ix) > 1 && lower.ExtentAtMost(ix, 1<<31) && e.launch.Template.Name() != "generic"
 	rest := flat
 	if len(ix) > 1 {
 		rest = e.temp("rest")

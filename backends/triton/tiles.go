@@ -98,17 +98,12 @@ func (e *emitter) rowReduce() {
 		e.storeOnly(s, e.laneMask(ext), e.live())
 		return
 	}
-	// The output pass walks the row's blocks last to first: the blocks
-	// that the reductions' pass read last are the likeliest still in L2
-	// where the programs' rows together outgrow it (an instance norm's
-	// 1024 rows of 256 KiB, two programs a multiprocessor).
-	e.used["kg_b"] = true
-	ext := e.paren(lower.Extent(cols), "")
-	e.line("for kg_b in %s:", e.stream(fmt.Sprintf("(%s + BLOCK - 1) // BLOCK", strip(ext)), "1"))
+	e.used["kg_c0"] = true
+	e.line("for kg_c0 in %s:", e.stream(e.expr(lower.Extent(cols), ""), "BLOCK"))
 	e.ind += "    "
 	e.loops++
-	e.line("kg_c = ((%s + BLOCK - 1) // BLOCK - 1 - kg_b) * BLOCK + tl.arange(0, BLOCK)", strip(ext))
-	e.line("kg_cm = kg_c < %s", ext)
+	e.line("kg_c = kg_c0 + tl.arange(0, BLOCK)")
+	e.line("kg_cm = kg_c < %s", e.paren(lower.Extent(cols), ""))
 	e.decompose("kg_c", cols, true)
 	e.store(s, "kg_cm")
 	e.loops--
@@ -235,14 +230,10 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 // issue that many iterations' loads ahead (through shared memory), which
 // a kernel's own num_stages does only for loads that feed tl.dot.
 func (e *emitter) stream(n, step string) string {
-	bounds := "0, " + n
-	if step != "1" {
-		bounds += ", " + step
-	}
 	if s := e.launch.Config["num_stages"]; s > 1 {
-		return fmt.Sprintf("tl.range(%s, num_stages=%d)", bounds, s)
+		return fmt.Sprintf("tl.range(0, %s, %s, num_stages=%d)", n, step, s)
 	}
-	return fmt.Sprintf("range(%s)", bounds)
+	return fmt.Sprintf("range(0, %s, %s)", n, step)
 }
 
 // streamRow opens a loop over axes, a row streamed through blocks of

@@ -55,6 +55,43 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareEither: an element passes within tolerance of want or of
+// alt (the evaluation rounded to the declared types), each measured on
+// want's scale; NaNs count only where neither reference has one.
+func TestCompareEither(t *testing.T) {
+	tol := Tolerance{Rtol: 1e-3}
+	nan := math.NaN()
+	cases := []struct {
+		name           string
+		got, want, alt []float64
+		bad, nans      int64
+	}{
+		// floor(sigmoid(24)): 1 in f32, 0 in f64, on every element.
+		{"a jump", []float64{1, 1}, []float64{0, 0}, []float64{1, 1}, 0, 0},
+		{"neither", []float64{2, 1}, []float64{0, 0}, []float64{1, 1}, 1, 0},
+		{"want", []float64{0, 1}, []float64{0, 0}, []float64{1, 1}, 0, 0},
+		{"overflow", []float64{math.Inf(1), 3}, []float64{3e38, 3}, []float64{math.Inf(1), 3}, 0, 0},
+		{"nan in alt", []float64{nan, 3}, []float64{1, 3}, []float64{nan, 3}, 0, 0},
+		{"nan in neither", []float64{nan, 3}, []float64{1, 3}, []float64{1, 3}, 1, 1},
+	}
+	for _, c := range cases {
+		_, m, err := CompareEither(vec(ir.F32, c.got...), vec(ir.F32, c.want...), vec(ir.F32, c.alt...), tol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bad, nans int64
+		if m != nil {
+			bad, nans = m.Bad, m.NaNs
+		}
+		if bad != c.bad || nans != c.nans {
+			t.Errorf("%s: %d bad, %d NaNs; want %d, %d (%v)", c.name, bad, nans, c.bad, c.nans, m)
+		}
+	}
+	if _, _, err := CompareEither(vec(ir.F32, 1, 2), vec(ir.F32, 1, 2), vec(ir.F32, 1), tol); err == nil {
+		t.Error("an alternative of another length was compared")
+	}
+}
+
 // TestCompareChunks compares a tensor long enough to be compared in
 // several parallel chunks: the counts add up over the chunks, the first
 // bad element is the lowest index, and the rms (here 1: every element of

@@ -291,20 +291,25 @@ func uses(s *ir.Stmt, t *ir.Tensor) bool {
 // decompose binds indices ix to the flat counter flat (a Python
 // expression, non-negative), the last index varying fastest. Each index
 // becomes a variable; lane marks them as blocks.
+// narrowTemplates are the templates whose indices decompose in 32 bits
+// (decompose).
+var narrowTemplates = map[string]bool{"elementwise": true, "row-reduce": true, "col-reduce": true, "col-group": true, "transpose": true}
+
 func (e *emitter) decompose(flat string, ix []*ir.Index, lane bool) {
 	// Where every extent is known and their product is at most 2^31 (so
 	// that the counter, up to a block's lanes past the end, fits in 32
 	// unsigned bits), the divisions are unsigned 32-bit ones, a multiply
 	// and a shift each instead of a 64-bit sequence, and each index is
-	// widened back, so that offsets stay 64-bit. Not in the generic
-	// template, whose serial loops recompute each tap's address from the
-	// indices. On the H100 (testsuite/results/2026-11-27-h100-s17-triton3/):
-	// pad2d_kb 13.08 -> 11.22 us; row and column reductions, column
-	// groups, transposes and other elementwise launches within the noise;
-	// among generic launches, maxpool and depthwise convolutions within
-	// the noise but convt1d_up2 1.38 times slower (as it was with 32-bit
-	// offsets throughout: -s17-triton2/).
-	narrow := len(ix) > 1 && lower.ExtentAtMost(ix, 1<<31) && e.launch.Template.Name() != "generic"
+	// widened back, so that offsets stay 64-bit. Only in the templates
+	// whose loops, if any, stream blocks: on the H100
+	// (testsuite/results/2026-11-27-h100-s17-triton3/) pad2d_kb went from
+	// 13.08 to 11.22 us, and row and column reductions, column groups,
+	// transposes and other elementwise launches stayed within the noise;
+	// the generic template's serial loops, which recompute each tap's
+	// address from the indices, made convt1d_up2 1.38 times slower
+	// (maxpool and depthwise convolutions within the noise), and the
+	// products' loops over K were not measured.
+	narrow := len(ix) > 1 && lower.ExtentAtMost(ix, 1<<31) && narrowTemplates[e.launch.Template.Name()]
 	rest := flat
 	if len(ix) > 1 {
 		rest = e.temp("rest")

@@ -55,7 +55,15 @@ var stageSpace = []int64{1, 2, 3, 4}
 // tilePointwise computes BLOCK output points a program, one program per
 // block of points (flat, the last index fastest), with masks on the last
 // block. As "generic", reductions inside a point run as serial loops over
-// the reduction's points, the block's points in parallel.
+// the reduction's points, the block's points in parallel. With UNROLL > 1
+// the program takes its points in UNROLL steps of BLOCK / UNROLL
+// consecutive points (a static loop, whose steps' loads the compiler may
+// issue together): where BLOCK / UNROLL is the program's 32 * num_warps
+// threads, consecutive points fall on consecutive lanes, so that a load
+// whose addresses are not consecutive (a window at stride 2, a row
+// shifted by a padding) spans the fewest sectors an instruction, where
+// Triton would otherwise give each thread several consecutive points for
+// the 16-byte stores.
 type tilePointwise struct {
 	name    string
 	accepts func(*ir.Stmt) bool
@@ -64,7 +72,7 @@ type tilePointwise struct {
 func (t tilePointwise) Name() string            { return t.name }
 func (t tilePointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
 func (t tilePointwise) Space() map[string][]int64 {
-	s := map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, "num_warps": warpSpace}
+	s := map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, "num_warps": warpSpace, "UNROLL": {1, 2, 4, 8}}
 	if t.name == "elementwise" {
 		s["REUSE"] = []int64{0, 1}
 	}

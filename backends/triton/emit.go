@@ -390,15 +390,25 @@ func (e *emitter) pointwise() {
 	s := e.launch.Stmt
 	e.shape = "[BLOCK]"
 	e.used["kg_p"], e.used["kg_pm"] = true, true
+	lanes := "tl.arange(0, BLOCK)"
+	if u := e.launch.Config["UNROLL"]; u > 1 {
+		// UNROLL steps of BLOCK // UNROLL points (lower.tilePointwise).
+		e.used["kg_u"] = true
+		e.line("for kg_u in tl.static_range(UNROLL):")
+		e.ind += "    "
+		defer func() { e.ind = e.ind[4:] }()
+		e.shape = "[BLOCK // UNROLL]"
+		lanes = "kg_u * (BLOCK // UNROLL) + tl.arange(0, BLOCK // UNROLL)"
+	}
 	if r, ok := lower.ReuseOrder(e.launch, e.launch.Config["BLOCK"]); ok {
 		// The program's tile and its value of r.Index (lower.Reuse).
 		e.used["kg_t"] = true
 		e.line("kg_t = tl.program_id(0).to(tl.int64)")
 		e.line("# the reuse order: %d points at a time for every %s", r.Tile, r.Index.Name)
 		tiles := r.Inner / r.Tile
-		e.line("kg_p = (kg_t // %d // %d * %d + kg_t %% %d) * %d + kg_t // %d %% %d * BLOCK + tl.arange(0, BLOCK)", r.Extent, tiles, r.Extent, r.Extent, r.Inner, r.Extent, tiles)
+		e.line("kg_p = (kg_t // %d // %d * %d + kg_t %% %d) * %d + kg_t // %d %% %d * BLOCK + %s", r.Extent, tiles, r.Extent, r.Extent, r.Inner, r.Extent, tiles, lanes)
 	} else {
-		e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)")
+		e.line("kg_p = tl.program_id(0).to(tl.int64) * BLOCK + %s", lanes)
 	}
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)

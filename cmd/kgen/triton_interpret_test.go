@@ -239,3 +239,22 @@ func TestTritonColumnLanesInterpreted(t *testing.T) {
 		}
 	}
 }
+
+// TestTritonUnrollInterpreted runs pointwise launches in UNROLL steps a
+// program (the tile pointwise templates' UNROLL: steps of BLOCK / UNROLL
+// consecutive points) in Triton's interpreter: pooling windows with
+// padding (generic), pads and concatenations whose sizes leave the last
+// program's steps partly or wholly past the end, elementwise chains, and
+// the reuse order, whose tiles the steps divide. A step's points placed
+// wrong leave outputs unwritten (NaN-poisoned) or written twice.
+func TestTritonUnrollInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--max-work", "3e4",
+		"--config", "generic.UNROLL=4,elementwise.UNROLL=8",
+		"../../examples/pooling.kg", "../../examples/pad_concat.kg", "../../examples/elementwise.kg", "../../backends/cuda/testdata/reuse.kg")
+	summary := lastLine(out)
+	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+	t.Log(summary)
+}

@@ -611,11 +611,13 @@ TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "floa
 
 
 def interpret_gaps():
-    """Mends two gaps of Triton 3.6's interpreter that kgen's modules meet:
-    the libdevice functions they call (tanh, pow), which it does not run
-    ("extern_elementwise not supported in interpreter mode"), become numpy
-    on the interpreter's tensors; and bf16 tl.dot, which it computes on
-    the raw bits, widens its operands first."""
+    """Mends three gaps of Triton 3.6's interpreter that kgen's modules
+    meet: the libdevice functions they call (tanh, pow), which it does not
+    run ("extern_elementwise not supported in interpreter mode"), become
+    numpy on the interpreter's tensors; bf16 tl.dot, which it computes on
+    the raw bits, widens its operands first; and conversions to and from
+    bf16 other than f32's, which it computes on the raw bits too (f64 1.5
+    became a NaN), go through f32."""
     import numpy as np
     import triton.language as tl
     import triton.language.extra.libdevice as libdevice
@@ -647,6 +649,19 @@ def interpret_gaps():
     def create_dot(a, b, d, input_precision, max_num_imprecise_acc):
         return dot(widen(a), widen(b), d, input_precision, max_num_imprecise_acc)
     builder.create_dot = create_dot
+
+    # Its casts convert bf16 only from and to f32 (by the bits); others
+    # it computes with numpy on bf16's uint16 bits. Those go through f32:
+    # exact from bf16, and to bf16 from f64 rounded twice (to f32, then to
+    # bf16), within any bf16 tolerance.
+    cast = type(builder).cast_impl
+
+    def cast_impl(self, src, dst_type):
+        s, d = src.dtype.scalar, dst_type.scalar
+        if (s == tl.bfloat16) != (d == tl.bfloat16) and tl.float32 not in (s, d):
+            return cast(self, cast(self, src, tl.float32), dst_type)
+        return cast(self, src, dst_type)
+    type(builder).cast_impl = cast_impl
 
 
 class InterpretRunner(Runner):

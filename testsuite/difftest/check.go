@@ -20,14 +20,15 @@ import (
 
 // Failure classes, in the order a spec meets the checks.
 const (
-	classCheck   = "check"   // kgen check rejects a generated spec: a generator or checker bug
-	classPanic   = "panic"   // kgen exits with an internal error (3)
-	classTimeout = "timeout" // a kgen command or the emulation hangs
-	classEval    = "eval"    // the interpreter fails on a spec that checks
-	classEmit    = "emit"    // lowering or emission fails for a target
-	classNondet  = "nondet"  // two emissions of the same spec differ
-	classCompile = "compile" // the generated code does not compile
-	classEmulate = "emulate" // the emulated CUDA disagrees with the interpreter, crashes, or does not build on the host
+	classCheck   = "check"     // kgen check rejects a generated spec: a generator or checker bug
+	classPanic   = "panic"     // kgen exits with an internal error (3)
+	classTimeout = "timeout"   // a kgen command or the emulation hangs
+	classEval    = "eval"      // the interpreter fails on a spec that checks
+	classEmit    = "emit"      // lowering or emission fails for a target
+	classNondet  = "nondet"    // two emissions of the same spec differ
+	classCompile = "compile"   // the generated code does not compile
+	classEmulate = "emulate"   // the emulated CUDA disagrees with the interpreter, crashes, or does not build on the host
+	classInterp  = "interpret" // the Triton module, run in Triton's interpreter, disagrees with kgen's interpreter or fails
 )
 
 // Failure is one check that failed on a spec.
@@ -83,8 +84,12 @@ type checker struct {
 	work     string // scratch directory
 	cudaTest string // the backends/cuda test binary, "" to skip emulation
 	cudaDir  string // backends/cuda, where its test binary runs
-	goTool   string // the go command, for test2json
-	targets  []kgrt.Target
+	// triPython is the python with torch and triton that runs the Triton
+	// modules in Triton's interpreter (kgen test --triton-interpret), ""
+	// to skip it.
+	triPython string
+	goTool    string // the go command, for test2json
+	targets   []kgrt.Target
 	// compilers are the targets whose toolchain builds a probe spec here;
 	// skipped says why each other target is not compiled.
 	compilers []kgrt.Target
@@ -392,6 +397,46 @@ func emulationError(log string) string {
 	return excerpt(strings.Join(keep, "\n"), 12)
 }
 
+// interpret runs the Triton modules of paths in Triton's interpreter on
+// the CPU through kgen test --triton-interpret, which compares every
+// output with kgen's interpreter at small shapes: all at once, and one at
+// a time when that fails, to find the specs at fault.
+func (c *checker) interpret(paths []string) map[string][]Failure {
+	fails := map[string][]Failure{}
+	if c.triPython == "" || len(paths) == 0 {
+		return fails
+	}
+	args := func(paths ...string) []string {
+		return append([]string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", c.triPython, "--seeds", "1", "--max-work", "3e4"}, paths...)
+	}
+	if code, _ := c.kgenRun(args(paths...)...); code == 0 {
+		c.checks["interpret"] += len(paths)
+		return fails
+	}
+	for _, p := range paths {
+		if f := c.stage(classInterp, "triton:sm_90", args(p)...); f != nil {
+			f.Detail = interpretError(f.Detail)
+			fails[p] = append(fails[p], *f)
+		}
+	}
+	return fails
+}
+
+// interpretError keeps the lines of kgen test's output that say what
+// failed (a FAIL line, an error), or all of it.
+func interpretError(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "FAIL") || strings.Contains(l, "out of tolerance") || strings.Contains(l, "rror") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return out
+	}
+	return strings.Join(keep, "\n")
+}
+
 // quickAndCompile runs the quick checks on each of paths, then compiles
 // the specs that passed them, batched: the failures of each spec, and the
 // specs that passed the quick checks.
@@ -421,6 +466,9 @@ func (c *checker) checkAll(paths []string) map[string][]Failure {
 		}
 	}
 	for p, f := range c.emulate(emu) {
+		fails[p] = append(fails[p], f...)
+	}
+	for p, f := range c.interpret(emu) {
 		fails[p] = append(fails[p], f...)
 	}
 	return fails

@@ -9,7 +9,10 @@
 //     this machine (generated code that does not compile is kgen's bug);
 //  4. the CPU emulation of the emitted CUDA against the interpreter, with
 //     the tolerances of runtime/compare.go (backends/cuda's
-//     TestEmulatedCorpus on each batch).
+//     TestEmulatedCorpus on each batch);
+//  5. the emitted Triton module in Triton's interpreter against kgen's
+//     (kgen test --triton-interpret, with the python of KGEN_TORCH_PYTHON:
+//     torch and triton; skipped without it).
 //
 // Every failure is minimized to a small reproducer, written to
 // testsuite/corpus with a header that says what failed and how it was
@@ -55,6 +58,7 @@ type summary struct {
 	Compiled    []string          `json:"compiled_targets"`
 	NotCompiled map[string]string `json:"not_compiled,omitempty"`
 	Emulated    bool              `json:"emulated"`
+	Interpreted bool              `json:"triton_interpreted"`
 	Failing     int               `json:"failing_specs"`
 	Failures    map[string]int    `json:"failures_by_class"`
 	Distinct    int               `json:"distinct_failures"`
@@ -81,6 +85,7 @@ func run() int {
 	corpus := flag.String("corpus", "testsuite/corpus", "write reproducers here (empty: do not write them)")
 	kgenBin := flag.String("kgen", "", "the kgen binary (default: build ./cmd/kgen)")
 	emulate := flag.Bool("emulate", true, "emulate the CUDA of every spec on the CPU and compare with the interpreter")
+	interpret := flag.Bool("interpret", true, "run the Triton module of every spec in Triton's interpreter (KGEN_TORCH_PYTHON) and compare with the interpreter")
 	minTime := flag.Duration("minimize", 4*time.Minute, "time to spend minimizing each distinct failure")
 	asJSON := flag.Bool("json", false, "print the summary as JSON")
 	genDir := flag.String("gen", "", "only write -n generated specs to this directory")
@@ -143,8 +148,13 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "difftest:", err)
 		return 1
 	}
+	if *interpret {
+		if c.triPython = os.Getenv("KGEN_TORCH_PYTHON"); c.triPython == "" {
+			fmt.Fprintln(os.Stderr, "difftest: KGEN_TORCH_PYTHON is not set: not running Triton's interpreter")
+		}
+	}
 	sum := &summary{Command: "go run ./testsuite/difftest " + strings.Join(os.Args[1:], " "), Commit: commit(root), Seed: *seed,
-		Kinds: map[string]int{}, Failures: map[string]int{}, Checks: c.checks, Emulated: c.cudaTest != "", NotCompiled: c.skipped}
+		Kinds: map[string]int{}, Failures: map[string]int{}, Checks: c.checks, Emulated: c.cudaTest != "", Interpreted: c.triPython != "", NotCompiled: c.skipped}
 	for _, t := range c.targets {
 		sum.Targets = append(sum.Targets, t.String())
 	}

@@ -31,14 +31,18 @@ func (c *checker) reproduces(s *Spec, f Failure) bool {
 	}
 	var got []Failure
 	switch f.Class {
-	case classEmulate:
+	case classEmulate, classInterp:
 		// The interpreter must run for the comparison to mean anything.
 		for _, q := range c.quick(path) {
 			if q.Class == classEval || q.Class == classPanic {
 				return false
 			}
 		}
-		got = c.emulate([]string{path})[path]
+		if f.Class == classEmulate {
+			got = c.emulate([]string{path})[path]
+		} else {
+			got = c.interpret([]string{path})[path]
+		}
 	case classCompile:
 		var only []kgrt.Target
 		for _, t := range c.compilers {

@@ -48,7 +48,7 @@ var warpSpace = []int64{1, 2, 4, 8, 16}
 
 // stageSpace is the num_stages of the tile templates that stream a
 // reduction through blocks in a loop: how many steps' loads the loop
-// issues ahead. 1 (the default where a config has none) loads each
+// issues ahead. 1 (what a config without num_stages means) loads each
 // step's block when the step begins.
 var stageSpace = []int64{1, 2, 3, 4}
 

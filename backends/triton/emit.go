@@ -288,13 +288,13 @@ func uses(s *ir.Stmt, t *ir.Tensor) bool {
 	return found
 }
 
-// decompose binds indices ix to the flat counter flat (a Python
-// expression, non-negative), the last index varying fastest. Each index
-// becomes a variable; lane marks them as blocks.
 // narrowTemplates are the templates whose indices decompose in 32 bits
 // (decompose).
 var narrowTemplates = map[string]bool{"elementwise": true, "row-reduce": true, "col-reduce": true, "col-group": true, "transpose": true}
 
+// decompose binds indices ix to the flat counter flat (a Python
+// expression, non-negative), the last index varying fastest. Each index
+// becomes a variable; lane marks them as blocks.
 func (e *emitter) decompose(flat string, ix []*ir.Index, lane bool) {
 	// Where every extent is known and their product is at most 2^31 (so
 	// that the counter, up to a block's lanes past the end, fits in 32

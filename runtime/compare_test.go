@@ -57,7 +57,7 @@ func TestCompare(t *testing.T) {
 
 // TestCompareEither: an element passes within tolerance of want or of
 // alt (the evaluation rounded to the declared types), each measured on
-// want's scale; NaNs count only where neither reference has one.
+// want's scale; a NaN passes only where want has one.
 func TestCompareEither(t *testing.T) {
 	tol := Tolerance{Rtol: 1e-3}
 	nan := math.NaN()
@@ -71,7 +71,8 @@ func TestCompareEither(t *testing.T) {
 		{"neither", []float64{2, 1}, []float64{0, 0}, []float64{1, 1}, 1, 0},
 		{"want", []float64{0, 1}, []float64{0, 0}, []float64{1, 1}, 0, 0},
 		{"overflow", []float64{math.Inf(1), 3}, []float64{3e38, 3}, []float64{math.Inf(1), 3}, 0, 0},
-		{"nan in alt", []float64{nan, 3}, []float64{1, 3}, []float64{nan, 3}, 0, 0},
+		{"nan in alt", []float64{nan, 3}, []float64{1, 3}, []float64{nan, 3}, 1, 1},
+		{"nan in want", []float64{nan, 3}, []float64{nan, 3}, []float64{1, 3}, 0, 0},
 		{"nan in neither", []float64{nan, 3}, []float64{1, 3}, []float64{1, 3}, 1, 1},
 	}
 	for _, c := range cases {

@@ -21,62 +21,35 @@ func TestCompare(t *testing.T) {
 	tol := Tolerance{Rtol: 1e-3}
 	nan := math.NaN()
 	cases := []struct {
-		name      string
-		got, want []float64
-		bad, nans int64
-	}{
-		{"equal", []float64{1, 2, 3}, []float64{1, 2, 3}, 0, 0},
-		// rms(want) = 2.16; element 0 may differ by 1e-3 * (1 + 2.16).
-		{"within", []float64{1.003, 2, 3}, []float64{1, 2, 3}, 0, 0},
-		{"outside", []float64{1.004, 2, 3}, []float64{1, 2, 3}, 1, 0},
-		// A value near zero after cancellation is judged by the rms.
-		{"cancellation", []float64{1e-4, 100, -100}, []float64{0, 100, -100}, 0, 0},
-		{"nan poison", []float64{nan, 2, 3}, []float64{1, 2, 3}, 1, 1},
-		{"nan both", []float64{nan, 2, 3}, []float64{nan, 2, 3}, 0, 0},
-		{"inf sign", []float64{math.Inf(1), 2}, []float64{math.Inf(-1), 2}, 1, 0},
-	}
-	for _, c := range cases {
-		_, m, err := Compare(vec(ir.F64, c.got...), vec(ir.F64, c.want...), tol)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var bad, nans int64
-		if m != nil {
-			bad, nans = m.Bad, m.NaNs
-		}
-		if bad != c.bad || nans != c.nans {
-			t.Errorf("%s: %d bad, %d NaNs; want %d, %d (%v)", c.name, bad, nans, c.bad, c.nans, m)
-		}
-	}
-	// Integers match exactly.
-	_, m, _ := Compare(vec(ir.I32, 1, 2, 4), vec(ir.I32, 1, 2, 3), ToleranceFor(ir.I32, 1))
-	if m == nil || m.Bad != 1 || m.First != 2 {
-		t.Errorf("i32 off by one passed: %v", m)
-	}
-}
-
-// TestCompareEither: an element passes within tolerance of want or of
-// alt (the evaluation rounded to the declared types), each measured on
-// want's scale; a NaN passes only where want has one.
-func TestCompareEither(t *testing.T) {
-	tol := Tolerance{Rtol: 1e-3}
-	nan := math.NaN()
-	cases := []struct {
 		name           string
-		got, want, alt []float64
+		got, want, alt []float64 // alt: CompareEither's, when not nil
 		bad, nans      int64
 	}{
-		// floor(sigmoid(24)): 1 in f32, 0 in f64, on every element.
+		{"equal", []float64{1, 2, 3}, []float64{1, 2, 3}, nil, 0, 0},
+		// rms(want) = 2.16; element 0 may differ by 1e-3 * (1 + 2.16).
+		{"within", []float64{1.003, 2, 3}, []float64{1, 2, 3}, nil, 0, 0},
+		{"outside", []float64{1.004, 2, 3}, []float64{1, 2, 3}, nil, 1, 0},
+		// A value near zero after cancellation is judged by the rms.
+		{"cancellation", []float64{1e-4, 100, -100}, []float64{0, 100, -100}, nil, 0, 0},
+		{"nan poison", []float64{nan, 2, 3}, []float64{1, 2, 3}, nil, 1, 1},
+		{"nan both", []float64{nan, 2, 3}, []float64{nan, 2, 3}, nil, 0, 0},
+		{"inf sign", []float64{math.Inf(1), 2}, []float64{math.Inf(-1), 2}, nil, 1, 0},
+		// An element may match alt (the evaluation rounded to the
+		// declared types) instead, on want's scale; a NaN passes only
+		// where want has one. floor(sigmoid(24)): 1 in f32, 0 in f64.
 		{"a jump", []float64{1, 1}, []float64{0, 0}, []float64{1, 1}, 0, 0},
 		{"neither", []float64{2, 1}, []float64{0, 0}, []float64{1, 1}, 1, 0},
-		{"want", []float64{0, 1}, []float64{0, 0}, []float64{1, 1}, 0, 0},
+		{"want, not alt", []float64{0, 1}, []float64{0, 0}, []float64{1, 1}, 0, 0},
 		{"overflow", []float64{math.Inf(1), 3}, []float64{3e38, 3}, []float64{math.Inf(1), 3}, 0, 0},
 		{"nan in alt", []float64{nan, 3}, []float64{1, 3}, []float64{nan, 3}, 1, 1},
 		{"nan in want", []float64{nan, 3}, []float64{nan, 3}, []float64{1, 3}, 0, 0},
-		{"nan in neither", []float64{nan, 3}, []float64{1, 3}, []float64{1, 3}, 1, 1},
 	}
 	for _, c := range cases {
-		_, m, err := CompareEither(vec(ir.F32, c.got...), vec(ir.F32, c.want...), vec(ir.F32, c.alt...), tol)
+		var alt *tensor.Tensor
+		if c.alt != nil {
+			alt = vec(ir.F64, c.alt...)
+		}
+		_, m, err := CompareEither(vec(ir.F64, c.got...), vec(ir.F64, c.want...), alt, tol)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,6 +63,11 @@ func TestCompareEither(t *testing.T) {
 	}
 	if _, _, err := CompareEither(vec(ir.F32, 1, 2), vec(ir.F32, 1, 2), vec(ir.F32, 1), tol); err == nil {
 		t.Error("an alternative of another length was compared")
+	}
+	// Integers match exactly.
+	_, m, _ := Compare(vec(ir.I32, 1, 2, 4), vec(ir.I32, 1, 2, 3), ToleranceFor(ir.I32, 1))
+	if m == nil || m.Bad != 1 || m.First != 2 {
+		t.Errorf("i32 off by one passed: %v", m)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -20,19 +19,11 @@ import (
 func TestTritonInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	files := []string{"softmax.kg", "reductions.kg", "matmul.kg", "matmul_lowp.kg", "conv2d.kg", "activations.kg", "pad_concat.kg"}
-	args := []string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--max-work", "3e4"}
+	args := []string{"--seeds", "1", "--max-work", "3e4"}
 	for _, f := range files {
 		args = append(args, "../../examples/"+f)
 	}
-	code, out, errText := kgen(t, args...)
-	summary := lastLine(out)
-	if code != 0 || !strings.Contains(summary, " 0 failed") {
-		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
-	}
-	if strings.Contains(summary, ": 0 passed") {
-		t.Fatalf("nothing was checked: %s", summary)
-	}
-	t.Log(summary)
+	allPass(t, python, args...)
 }
 
 // TestTritonRowGroupsInterpreted runs row reductions whose short rows go
@@ -60,7 +51,7 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
   C[b, r] = sum[d](X[b, r, d] > 0.0 ? 1 : 0)
 }
 `)
-	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", "--config", "row-reduce.BLOCK_ROWS=16", spec)
+	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK_ROWS=16", spec)...)
 	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
@@ -81,7 +72,7 @@ func TestTritonColGroupsInterpreted(t *testing.T) {
 	if code != 0 || strings.Count(out, ": col-group(") != 5 {
 		t.Fatalf("exit %d: want the 5 instances in col-group launches:\n%s\n%s", code, out, errText)
 	}
-	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2", spec)
+	code, out, errText = kgen(t, interpretArgs(python, "--seeds", "2", spec)...)
 	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "11 plans: 11 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
@@ -113,31 +104,18 @@ func interpreterPython(t *testing.T) string {
 func TestTritonOnlineInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/online.kg"
-	dir := t.TempDir()
-	code, out, errText := kgen(t, "build", "--target", "triton:sm_90", "--emit-only", "--config", "row-reduce.BLOCK=512", "-o", dir, spec)
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s\n%s", code, out, errText)
-	}
-	src, err := os.ReadFile(dir + "/online.py")
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := tritonModule(t, spec, "--config", "row-reduce.BLOCK=512")
 	// Five kernels with symbolic sizes and eight instances pair a max with
 	// its sum; four kernels and five instances a mean with its squared
 	// deviations (the group statistics' kernel, of unknown length, is not
 	// a row member; the layer norm's output takes a pass of its own).
-	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAll(src, -1)); got != 13 {
+	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAllString(src, -1)); got != 13 {
 		t.Errorf("%d online passes, want 13:\n%s", got, src)
 	}
-	if got := len(regexp.MustCompile(`kg_cn[0-9_]* = tl.zeros`).FindAll(src, -1)); got != 9 {
+	if got := len(regexp.MustCompile(`kg_cn[0-9_]* = tl.zeros`).FindAllString(src, -1)); got != 9 {
 		t.Errorf("%d centered passes, want 9:\n%s", got, src)
 	}
-	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--config", "row-reduce.BLOCK=512", spec)
-	summary := lastLine(out)
-	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
-		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
-	}
-	t.Log(summary)
+	allPass(t, python, "--seeds", "1", "--config", "row-reduce.BLOCK=512", spec)
 }
 
 // TestTritonConditionedInterpreted: a spec whose f32 formula amplifies
@@ -156,7 +134,7 @@ kernel kb2_gemm_mish_mish<M, N, K>(X: f32[M, K], Wt: f32[N, K], bias: f32[N]) ->
   Y[m, n] = mish(mish(sum[k](X[m, k] * Wt[n, k]) + bias[n]))
 }
 `)
-	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "4", spec)
+	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "4", spec)...)
 	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "2 plans: 2 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
@@ -171,24 +149,46 @@ kernel kb2_gemm_mish_mish<M, N, K>(X: f32[M, K], Wt: f32[N, K], bias: f32[N]) ->
 func TestTritonReuseInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/reuse.kg"
-	dir := t.TempDir()
-	code, out, errText := kgen(t, "build", "--target", "triton:sm_90", "--emit-only", "-o", dir, spec)
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s\n%s", code, out, errText)
-	}
-	src, err := os.ReadFile(dir + "/reuse.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Count(string(src), "# the reuse order"); got != 2 {
+	src := tritonModule(t, spec)
+	if got := strings.Count(src, "# the reuse order"); got != 2 {
 		t.Errorf("%d programs in the reuse order, want 2:\n%s", got, src)
 	}
-	code, out, errText = kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", spec)
+	allPass(t, python, "--seeds", "1", spec)
+}
+
+// interpretArgs is kgen test on triton:sm_90 in Triton's interpreter with
+// python, then args (flags, then spec files).
+func interpretArgs(python string, args ...string) []string {
+	return append([]string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", python}, args...)
+}
+
+// allPass runs kgen test in Triton's interpreter (interpretArgs) and fails
+// t unless it exits 0 with no plan failed and some passed; it logs the
+// summary.
+func allPass(t *testing.T, python string, args ...string) {
+	t.Helper()
+	code, out, errText := kgen(t, interpretArgs(python, args...)...)
 	summary := lastLine(out)
 	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
 	t.Log(summary)
+}
+
+// tritonModule is the Triton module kgen build --emit-only writes for spec
+// on triton:sm_90, with args (such as --config) before the spec.
+func tritonModule(t *testing.T, spec string, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	code, out, errText := kgen(t, append(append([]string{"build", "--target", "triton:sm_90", "--emit-only", "-o", dir}, args...), spec)...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errText)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(filepath.Base(spec), ".kg")+".py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
 }
 
 // lastLine is the last line of a command's output: kgen test's summary.
@@ -208,15 +208,7 @@ func lastLine(out string) string {
 func TestTritonColumnLanesInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/colvec.kg"
-	dir := t.TempDir()
-	code, out, errText := kgen(t, "build", "--target", "triton:sm_90", "--emit-only", "--config", "col-reduce.num_stages=3", "-o", dir, spec)
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s\n%s", code, out, errText)
-	}
-	src, err := os.ReadFile(dir + "/colvec.py")
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := tritonModule(t, spec, "--config", "col-reduce.num_stages=3")
 	for _, want := range []string{
 		"tl.load(x + m, mask=kg_rm, other=0)",
 		"tl.load(A + (m) * 77 + k, mask=kg_rm & kg_nm, other=0)",
@@ -225,16 +217,16 @@ func TestTritonColumnLanesInterpreted(t *testing.T) {
 		"tl.load(s + k, mask=kg_nm, other=0)",
 		"in tl.range(0, 301, BLOCK_R, num_stages=3):",
 	} {
-		if !strings.Contains(string(src), want) {
+		if !strings.Contains(src, want) {
 			t.Errorf("the module has no %q:\n%s", want, src)
 		}
 	}
 	for _, config := range []string{"", "col-reduce.num_stages=1"} {
-		args := []string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "2"}
+		args := []string{"--seeds", "2"}
 		if config != "" {
 			args = append(args, "--config", config)
 		}
-		code, out, errText = kgen(t, append(args, spec)...)
+		code, out, errText := kgen(t, interpretArgs(python, append(args, spec)...)...)
 		summary := lastLine(out)
 		if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
 			t.Fatalf("%s: exit %d: %s\n%s\n%s", config, code, summary, out, errText)
@@ -251,14 +243,8 @@ func TestTritonColumnLanesInterpreted(t *testing.T) {
 // wrong leave outputs unwritten (NaN-poisoned) or written twice.
 func TestTritonUnrollInterpreted(t *testing.T) {
 	python := interpreterPython(t)
-	code, out, errText := kgen(t, "test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--max-work", "3e4",
-		"--config", "generic.UNROLL=4,elementwise.UNROLL=8",
+	allPass(t, python, "--seeds", "1", "--max-work", "3e4", "--config", "generic.UNROLL=4,elementwise.UNROLL=8",
 		"../../examples/pooling.kg", "../../examples/pad_concat.kg", "../../examples/elementwise.kg", "../../backends/cuda/testdata/reuse.kg")
-	summary := lastLine(out)
-	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
-		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
-	}
-	t.Log(summary)
 }
 
 // TestTritonCorpusInterpreted runs the differential tester's corpus
@@ -275,8 +261,7 @@ func TestTritonCorpusInterpreted(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no corpus: %v", err)
 	}
-	base := []string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", python, "--seeds", "1", "--max-work", "3e4"}
-	args := slices.Clone(base)
+	args := []string{"--seeds", "1", "--max-work", "3e4"}
 	for _, p := range paths {
 		text, err := os.ReadFile(p)
 		if err != nil {
@@ -286,14 +271,9 @@ func TestTritonCorpusInterpreted(t *testing.T) {
 			args = append(args, p)
 			continue
 		}
-		if code, out, _ := kgen(t, append(slices.Clone(base), p)...); code == 0 {
+		if code, out, _ := kgen(t, interpretArgs(python, "--seeds", "1", "--max-work", "3e4", p)...); code == 0 {
 			t.Errorf("%s passes in Triton's interpreter: remove its known-failure mark\n%s", p, lastLine(out))
 		}
 	}
-	code, out, errText := kgen(t, args...)
-	summary := lastLine(out)
-	if code != 0 || !strings.Contains(summary, " 0 failed") || strings.Contains(summary, ": 0 passed") {
-		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
-	}
-	t.Log(summary)
+	allPass(t, python, args...)
 }

@@ -86,6 +86,9 @@ type emitter struct {
 	// those lanes (a column reduction's kg_rm and kg_nm), so that a load
 	// that depends on only some of them is masked by theirs (narrowMask).
 	lanes map[string][]*ir.Index
+	// counters are the indices bound to the counters of the serial loops
+	// around the current point (serial).
+	counters []*ir.Index
 }
 
 func (e *emitter) line(format string, args ...any) {
@@ -559,7 +562,14 @@ func (e *emitter) expr(x ir.Expr, mask string) string {
 	case *ir.Call:
 		return e.call(x, mask)
 	case *ir.Cast:
-		return convert(e.operand(x.X, mask), x.X.Type(), x.T)
+		v := e.operand(x.X, mask)
+		if x.X.Type() != x.T && x.X.Type().IsInt() && !e.laneDependent(x.X) && refers(x.X, e.counters) && !hasLoad(x.X) {
+			// Arithmetic on a serial loop's counter is a Python int in
+			// Triton's interpreter, which has no .to: a 0-d zero of its
+			// type makes it a tensor there (and costs nothing compiled).
+			v = fmt.Sprintf("(%s + tl.zeros([], %s))", strip(v), tlType(x.X.Type()))
+		}
+		return convert(v, x.X.Type(), x.T)
 	case *ir.Reduce:
 		if r, ok := e.reduced[x]; ok {
 			return r
@@ -702,6 +712,18 @@ func (e *emitter) narrowMask(mask string, idx []ir.Expr) string {
 	return and(keep...)
 }
 
+// hasLoad reports whether x reads a tensor.
+func hasLoad(x ir.Expr) bool {
+	found := false
+	ir.Walk(x, func(y ir.Expr) bool {
+		if _, ok := y.(*ir.Load); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // refers reports whether x refers to any of the indices ix.
 func refers(x ir.Expr, ix []*ir.Index) bool {
 	found := false
@@ -761,6 +783,7 @@ func (e *emitter) serial(r *ir.Reduce, mask string) string {
 			e.line("for %s in range(%s, %s):", v, lo, hi)
 		}
 		e.vars[ax], e.lane[ax] = v, false
+		e.counters = append(e.counters, ax)
 		e.ind += "    "
 	}
 	e.loops++
@@ -773,6 +796,7 @@ func (e *emitter) serial(r *ir.Reduce, mask string) string {
 	e.line("%s = %s", acc, next)
 	e.loops--
 	e.ind = ind
+	e.counters = e.counters[:len(e.counters)-len(r.Axes)]
 	for _, ax := range r.Axes {
 		delete(e.vars, ax)
 		if old, ok := saved[ax]; ok {

@@ -365,7 +365,7 @@ class Runner:
             # The interpreter's jit function takes the runtime arguments;
             # the constexprs go by name.
             kernel = f["kernel"]
-            rt = [a for a, k in zip(args, kinds) if k[1] != "constexpr"]
+            rt = [self.scalar(a, k[1]) for a, k in zip(args, kinds) if k[1] != "constexpr"]
             consts = {k[0]: k[2] for k in kinds if k[1] == "constexpr"}
 
             def run():
@@ -610,6 +610,15 @@ TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "floa
          "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64"}
 
 
+def _scalars():
+    """The numpy and Triton types of each scalar signature type but bf16."""
+    import numpy as np
+    import triton.language as tl
+    return {"fp64": (np.float64, tl.float64), "fp32": (np.float32, tl.float32), "fp16": (np.float16, tl.float16),
+            "i64": (np.int64, tl.int64), "i32": (np.int32, tl.int32), "i8": (np.int8, tl.int8),
+            "u8": (np.uint8, tl.uint8), "i1": (np.bool_, tl.int1)}
+
+
 def interpret_gaps():
     """Mends three gaps of Triton 3.6's interpreter that kgen's modules
     meet: the libdevice functions they call (tanh, pow), which it does not
@@ -729,6 +738,24 @@ class InterpretRunner(Runner):
 
     def synchronize(self):
         pass
+
+    def scalar(self, v, ty):
+        """A scalar argument as the compiled kernel sees it, a value of its
+        signature's type: the interpreter itself passes Python floats on
+        as they are (which have no .to) and makes ints int32 where they
+        fit (an i64 argument is int64 compiled)."""
+        if ty.startswith("*"):
+            return v
+        import numpy as np
+        import triton.language as tl
+        from triton.runtime.interpreter import TensorHandle
+        if ty == "bf16":
+            # The interpreter keeps bf16 as its bits; v is a bf16 value.
+            bits = np.array([v], dtype=np.float32).view(np.uint32) >> 16
+            handle = TensorHandle(bits.astype(np.uint16), tl.bfloat16)
+            return tl.tensor(handle, tl.bfloat16)
+        np_type, tl_type = _scalars()[ty]
+        return tl.tensor(TensorHandle(np.array([v], dtype=np_type), tl_type), tl_type)
 
     def pointer(self, b, ty):
         dt = getattr(self.torch, TYPES.get(ty[1:], "uint8"))

@@ -64,6 +64,10 @@ func messageKind(detail string) string {
 	case strings.Contains(detail, "g++:"):
 		return "host build"
 	}
+	if _, err, ok := strings.Cut(detail, "InterpreterError: "); ok {
+		// Triton's interpreter raised: its exception, without the values.
+		detail = "error: " + firstLine(err)
+	}
 	msg := firstLine(detail)
 	for _, m := range errorLine.FindAllStringSubmatch(detail, -1) {
 		if !strings.Contains(m[2], "does not compile") {

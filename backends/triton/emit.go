@@ -726,14 +726,7 @@ func hasLoad(x ir.Expr) bool {
 
 // refers reports whether x refers to any of the indices ix.
 func refers(x ir.Expr, ix []*ir.Index) bool {
-	found := false
-	ir.Walk(x, func(y ir.Expr) bool {
-		if ref, ok := y.(*ir.IndexRef); ok && slices.Contains(ix, ref.Index) {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return slices.ContainsFunc(ix, func(i *ir.Index) bool { return lower.Mentions(x, i) })
 }
 
 // splitAnd splits a mask joined by and into its terms.

@@ -64,9 +64,11 @@ func messageKind(detail string) string {
 	case strings.Contains(detail, "g++:"):
 		return "host build"
 	}
-	if _, err, ok := strings.Cut(detail, "InterpreterError: "); ok {
-		// Triton's interpreter raised: its exception, without the values.
-		detail = "error: " + firstLine(err)
+	if _, exc, ok := strings.Cut(detail, "InterpreterError: "); ok {
+		// Triton's interpreter raised: its exception, numbers blanked
+		// (its quoted message is what tells one bug from another).
+		msg := numbers.ReplaceAllString(firstLine(exc), "N")
+		return msg[:min(len(msg), 100)]
 	}
 	msg := firstLine(detail)
 	for _, m := range errorLine.FindAllStringSubmatch(detail, -1) {

@@ -162,4 +162,14 @@ func TestMessageKind(t *testing.T) {
 	if messageKind(smem) == messageKind(zero) {
 		t.Errorf("two bugs, one kind: %q", messageKind(zero))
 	}
+	// Triton's interpreter: its exception, whatever the plan and sizes.
+	intA := `  k170019__ref at nominal k170019_a (M=4, N=8, R=1, D=1), seed 1 normal: launch failure in launch: CUDA_ERROR_INVALID_VALUE: launch: triton.runtime.errors.InterpreterError: AttributeError("'int' object has no attribute 'to'")`
+	intB := `  k5__ref at ones (M=1, N=1), seed 2 normal: launch failure in launch: CUDA_ERROR_INVALID_VALUE: launch: triton.runtime.errors.InterpreterError: AttributeError("'int' object has no attribute 'to'")`
+	float := `  k170025__ref at primes (M=7, N=9, R=7, p0=1e-05), seed 1 normal: launch failure in launch: CUDA_ERROR_INVALID_VALUE: launch: triton.runtime.errors.InterpreterError: AttributeError("'float' object has no attribute 'to'")`
+	if messageKind(intA) != messageKind(intB) {
+		t.Errorf("one interpreter bug, two kinds: %q and %q", messageKind(intA), messageKind(intB))
+	}
+	if messageKind(intA) == messageKind(float) {
+		t.Errorf("two interpreter bugs, one kind: %q", messageKind(float))
+	}
 }

@@ -147,34 +147,48 @@ func (c *Executor) checkOutputs(ctx context.Context, p *lower.Plan, env *ir.Env,
 		}
 		return res
 	}
+	e, i, m, err := CompareOutputs(got, want, tols, widen)
+	res.MaxError = e
+	switch {
+	case err != nil:
+		res.Err = err
+	case m != nil:
+		res.Err = &Failure{Kind: WrongResult, Msg: fmt.Sprintf("output %s: %v", k.Outputs[i].Name, m)}
+	}
+	return res
+}
+
+// CompareOutputs compares each output in got with want's within tols, in
+// order, up to the first out of tolerance. Where one is, and widen is not
+// nil, the outputs from it on are compared again within the tolerances
+// widen returns, each element against want or the alternative reference
+// widen returns (CompareEither). It returns the largest relative error
+// so far and, for an output out of tolerance even so, its index and how
+// it differs.
+func CompareOutputs(got, want []*tensor.Tensor, tols []Tolerance, widen func() ([]Tolerance, []*tensor.Tensor, error)) (maxErr float64, bad int, m *Mismatch, err error) {
 	var alt []*tensor.Tensor
-	for i, t := range k.Outputs {
+	for i := range want {
 		e, m, err := Compare(got[i], want[i], tols[i])
 		if err != nil {
-			res.Err = err
-			return res
+			return maxErr, i, nil, err
 		}
 		if m != nil && widen != nil {
-			wider, rounded, err := widen()
-			if err != nil {
-				res.Err = err
-				return res
+			if tols, alt, err = widen(); err != nil {
+				return maxErr, i, nil, err
 			}
-			tols, alt, widen = wider, rounded, nil
+			widen = nil
 		}
 		if m != nil && alt != nil {
 			if e, m, err = CompareEither(got[i], want[i], alt[i], tols[i]); err != nil {
-				res.Err = err
-				return res
+				return maxErr, i, nil, err
 			}
 		}
-		res.MaxError = max(res.MaxError, e)
+		maxErr = max(maxErr, e)
 		if m != nil {
-			res.Err = &Failure{Kind: WrongResult, Msg: fmt.Sprintf("output %s: %v", t.Name, m)}
-			return res
+			return maxErr, i, m, nil
 		}
 	}
-	return res
+	return maxErr, -1, nil, nil
 }
 
 func (c *Executor) load(ctx context.Context) error {

@@ -404,34 +404,24 @@ func emulate(t *testing.T, bin string, p *lower.Plan, env *ir.Env, dir string) e
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("emulator: %v\n%s\njob:\n%s", err, out, job.String())
 	}
-	// As kgen test checks (runtime.Executor.Check): outputs out of their
-	// tolerances are compared again against the interpreter's evaluation
-	// rounded to the declared types too.
-	tols := runtime.Tolerances(k, env)
-	var alt []*tensor.Tensor
 	for i, o := range outs {
 		data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("out%d.bin", i)))
 		if err != nil {
 			return err
 		}
 		copy(o.Data, data)
-		_, m, err := runtime.Compare(o, want[i], tols[i])
-		if err != nil {
-			return err
-		}
-		if m != nil && alt == nil {
-			if tols, alt, err = runtime.RoundedReference(k, env, inputs, want); err != nil {
-				return err
-			}
-		}
-		if m != nil {
-			if _, m, err = runtime.CompareEither(o, want[i], alt[i], tols[i]); err != nil {
-				return err
-			}
-		}
-		if m != nil {
-			return fmt.Errorf("output %s: %v", k.Outputs[i].Name, m)
-		}
+	}
+	// As kgen test checks (runtime.Executor.Check): outputs out of their
+	// tolerances are compared again against the interpreter's evaluation
+	// rounded to the declared types too.
+	_, bad, m, err := runtime.CompareOutputs(outs, want, runtime.Tolerances(k, env), func() ([]runtime.Tolerance, []*tensor.Tensor, error) {
+		return runtime.RoundedReference(k, env, inputs, want)
+	})
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		return fmt.Errorf("output %s: %v", k.Outputs[bad].Name, m)
 	}
 	return nil
 }

@@ -17,15 +17,16 @@ import (
 )
 
 // TestProgramsMatchInterpreter runs the PyTorch program of every kernel of
-// the examples and of the benchmark suite, at the small shapes kgen test
-// uses, through the same oracle path kgen bench uses (baseline.py's check,
-// on the CPU when there is no GPU), and compares every output with the
-// reference interpreter's. The suite's hand-written reference programs
-// (STEM.torch.py, the baselines kgen bench times) are checked the same
-// way, so that no baseline is fast for computing something else. It needs
-// a python3 that imports torch (named by KGEN_TORCH_PYTHON, or on PATH; CI
-// installs one with .ci/install-torch); without one it skips, unless
-// KGEN_REQUIRE_TOOLCHAINS=1.
+// the examples, of the benchmark suite and of the bandwidth specs, at the
+// small shapes kgen test uses, through the same oracle path kgen bench
+// uses (baseline.py's check, on the CPU when there is no GPU), and
+// compares every output with the reference interpreter's. The suite's
+// hand-written reference programs (STEM.torch.py, the baselines kgen
+// bench times) are checked the same way, so that no baseline is fast for
+// computing something else, or for returning an input as its output. It
+// needs a python3 that imports torch (named by KGEN_TORCH_PYTHON, or on
+// PATH; CI installs one with .ci/install-torch); without one it skips,
+// unless KGEN_REQUIRE_TOOLCHAINS=1.
 func TestProgramsMatchInterpreter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PyTorch")
@@ -44,7 +45,8 @@ func TestProgramsMatchInterpreter(t *testing.T) {
 	}
 	paths, _ := filepath.Glob("../../examples/*.kg")
 	suite, _ := filepath.Glob("../../testsuite/kernelbench/*.kg")
-	paths = append(paths, suite...)
+	sizes, _ := filepath.Glob("../../testsuite/bandwidth/*.kg")
+	paths = append(append(paths, suite...), sizes...)
 	dir := t.TempDir()
 	type pending struct {
 		name string

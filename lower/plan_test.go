@@ -275,3 +275,44 @@ instance ce = cross_entropy<NB = 512, NC = 1000>
 		t.Errorf("the plan says what the kernel could do, not what it does:\n%s", text)
 	}
 }
+
+// TestWindowVec: a generic statement takes VEC consecutive points a
+// thread by default where its points share work (the measurements are at
+// lower.windowVec): 2 for a window along the last index at stride 1, 4
+// for a guard on the last index modulo 2, 1 for a window at stride 2 and
+// for a reduction that reads no window along the last index.
+func TestWindowVec(t *testing.T) {
+	const src = `
+kernel dw<H, W; stride: i32 = 1>(X: f32[H, W], K: f32[3]) -> (Y: f32[H, OW]) where OW = (W - 3) / stride + 1 {
+  Y[h, w] = sum[k in 0..3](X[h, w * stride + k] * K[k])
+}
+kernel up<L>(X: f32[L], K: f32[4]) -> (Y: f32[OL]) where OL = 2 * L + 2 {
+  Y[o] = sum[k in 0..4]((o + 1 - k) % 2 == 0 ? (X[(o + 1 - k) / 2] ?? 0) * K[k] : 0)
+}
+kernel rowdot<M, N>(A: f32[M, N], v: f32[N]) -> (Y: f32[M, N]) {
+  Y[i, j] = sum[k](A[i, k] * v[k]) + A[i, j]
+}
+instance dw1 = dw<H = 4, W = 64>
+instance dw2 = dw<H = 4, W = 64, stride = 2>
+instance up8 = up<L = 8>
+instance rows = rowdot<M = 4, N = 8>
+`
+	prog, diags := frontend.CheckSource("t.kg", src)
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Diags[0].Msg)
+	}
+	want := map[string]int64{"dw1": 2, "dw2": 0, "up8": 4, "rows": 0}
+	for _, inst := range prog.Instances {
+		p, err := lower.Build(inst.Kernel, inst.Env, inst.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if l.Template.Name() != "generic" {
+			t.Errorf("%s: template %s, want generic", inst.Name, l.Template.Name())
+		}
+		if got := l.Config["VEC"]; got != want[inst.Name] {
+			t.Errorf("%s: VEC %d, want %d", inst.Name, got, want[inst.Name])
+		}
+	}
+}

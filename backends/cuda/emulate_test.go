@@ -168,6 +168,24 @@ func TestEmulatedRowGroups(t *testing.T) {
 	}
 }
 
+// TestEmulatedWindows emulates testdata/windows.kg, windows of an input
+// reduced at each point (the generic template), with VEC consecutive
+// points a thread: depthwise convolutions at strides 1 and 2, a pooling,
+// two outputs of one window (f32 and f16), a transposed convolution's
+// guarded taps; at sizes whose last output extent is a multiple of VEC
+// (the vector path, one vector store a group of points) and at sizes that
+// are not (the scalar path). A group whose points read the wrong taps, or
+// a vector stored at the wrong point, shows as a wrong output.
+func TestEmulatedWindows(t *testing.T) {
+	gxx := emulatorGxx(t)
+	for _, vec := range []int64{2, 4} {
+		t.Run(fmt.Sprintf("VEC=%d", vec), func(t *testing.T) {
+			t.Parallel()
+			emulateFileOn(t, gxx, "testdata/windows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"generic.VEC": vec, "generic.THREADS": 64}})
+		})
+	}
+}
+
 // emulatorGxx is the g++ that builds the emulator. A test skips in -short
 // mode, and without g++ unless KGEN_REQUIRE_TOOLCHAINS=1 (CI), where that
 // fails it.

@@ -257,7 +257,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 				l.RowDims = len(g.final.Index) // a block per output point
 			}
 		}
-		l.Config = l.Template.Default(l)
+		l.Config = DefaultConfig(l)
 		if len(groups) > 1 {
 			l.Name = fmt.Sprintf("%s_%d_%s", name, i, g.final.Target.Name)
 		}

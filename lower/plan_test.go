@@ -301,7 +301,7 @@ instance rows = rowdot<M = 4, N = 8>
 	if diags.HasErrors() {
 		t.Fatalf("%v", diags.Diags[0].Msg)
 	}
-	want := map[string]int64{"dw1": 2, "dw2": 0, "up8": 4, "rows": 0}
+	want := map[string]int64{"dw1": 2, "dw2": 1, "up8": 4, "rows": 1}
 	for _, inst := range prog.Instances {
 		p, err := lower.Build(inst.Kernel, inst.Env, inst.Name, lower.Limits{})
 		if err != nil {

@@ -85,34 +85,34 @@ instance f32_64k = softmax<R = 1024, D = 65536>
 instance f32_vocab = softmax<R = 128, D = 50257>
 `
 	want := map[string]string{
-		"bf16_4k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=8",
-		"f32_3000": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"f32_3001": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=512, VEC=1",
-		"f32_16k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"f32_1k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
-		"few_rows": "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		"bf16_4k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
+		"f32_3000": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_3001": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=512, VEC=1",
+		"f32_16k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_1k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
+		"few_rows": "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
 		// Short rows: groups of 8 threads for 49 elements (32 rows a
 		// block of 256; 49 is no whole number of 4-element chunks), of
 		// 16 for 100 (chunks of 4 f32), of 32 for 256 bf16 (chunks of 8:
 		// one a thread); but 4096 rows of 100 fill fewer than 2 blocks
 		// of 16 a multiprocessor (4224 rows): a block a row.
-		"f32_49":      "BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=1",
-		"f32_100":     "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=4",
-		"f32_100_few": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=128, VEC=1",
-		"bf16_256":    "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, THREADS=256, VEC=8",
+		"f32_49":      "BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=1",
+		"f32_100":     "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"f32_100_few": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
+		"bf16_256":    "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
 		// Rows too long for a prefetching block's registers (32000 f32:
 		// 32 a thread of 1024, twice that prefetching) take clusters of
 		// 4 blocks of 256; rows no block keeps in registers (two axes;
 		// 65536 f32), clusters of 8.
-		"f32_32k": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, THREADS=256, VEC=4",
+		"f32_32k": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
 		// But a log-sum-exp of such rows, one online pass
 		// (lower.OnlineSums), streams them by blocks of 512, where the
 		// rows fill two blocks a multiprocessor; fewer rows take
 		// clusters.
-		"lse_32k":     "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"lse_32k_few": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, THREADS=1024, VEC=4",
-		"inorm_kb":    "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
-		"f32_64k":     "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, THREADS=256, VEC=4",
+		"lse_32k":     "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"lse_32k_few": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, STAGE=0, THREADS=1024, VEC=4",
+		"inorm_kb":    "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"f32_64k":     "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
 		// No more rows than multiprocessors, each too long for a block's
 		// registers but not for its shared memory (196 KiB): staged.
 		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=1, THREADS=1024, VEC=1",
@@ -138,10 +138,10 @@ instance f32_vocab = softmax<R = 128, D = 50257>
 		t.Fatal(err)
 	}
 	for name, w := range map[string]string{
-		"f32_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
-		"lse_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"f32_16k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, THREADS=1024, VEC=1",
+		"f32_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=1024, VEC=1",
+		"lse_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_16k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=1024, VEC=1",
 	} {
 		in := prog.Instance(name)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm80.Limits())
@@ -236,14 +236,14 @@ instance vocab_many = rowsum<R = 512, D = 50257>
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"pool":  "BLOCK=64, BLOCK_ROWS=64, num_warps=8",  // 64 x 64 = 4096
-		"tiny":  "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 64 rows of 32 would make 16 programs
-		"few":   "BLOCK=128, BLOCK_ROWS=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
-		"long":  "BLOCK=1024, BLOCK_ROWS=1, num_warps=2", // longer than 256
-		"empty": "BLOCK=32, BLOCK_ROWS=64, num_warps=4",  // sums of nothing, one output a row
+		"pool":  "BLOCK=64, BLOCK_ROWS=64, num_stages=1, num_warps=8",  // 64 x 64 = 4096
+		"tiny":  "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 64 rows of 32 would make 16 programs
+		"few":   "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
+		"long":  "BLOCK=1024, BLOCK_ROWS=1, num_stages=1, num_warps=2", // longer than 256
+		"empty": "BLOCK=32, BLOCK_ROWS=64, num_stages=1, num_warps=4",  // sums of nothing, one output a row
 		// Streamed: 128 rows, a program a multiprocessor; 512, four.
-		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_warps=16",
-		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_warps=8",
+		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
+		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())

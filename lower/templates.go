@@ -112,6 +112,28 @@ func (t pointwise) Default(l *Launch) Config {
 	return withReuse(l, Config{"THREADS": 256, "UNROLL": 2, "VEC": vec})
 }
 
+// implicit is the value that a template takes for a parameter of its space
+// that a configuration leaves out (its defaults and a user's --config may):
+// no reuse order, no staged rows, one point or element at a time, one
+// pipeline stage.
+var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1}
+
+// DefaultConfig is the heuristic default of l's template, with every
+// parameter of the template's space set (to its implicit value where the
+// default leaves it out): the default is then a point of the space, which
+// kgen tune measures first as the baseline of its search.
+func DefaultConfig(l *Launch) Config {
+	c := l.Template.Default(l)
+	for name := range l.Template.Space() {
+		if _, ok := c[name]; !ok {
+			if v, ok := implicit[name]; ok {
+				c[name] = v
+			}
+		}
+	}
+	return c
+}
+
 // windowVec is the default VEC of a generic statement whose points each
 // reduce over a window of an input, measured on the H100
 // (testsuite/results/2026-11-27-h100-s18-generic-vec/): 4 where a guard

@@ -95,7 +95,9 @@ func (t pointwise) Space() map[string][]int64 {
 }
 
 // Default takes 16 bytes of output per vector (at most 8 points), and
-// with vectors, two of them per thread and step.
+// with vectors, two of them per thread and step; as "generic", 4 points a
+// block apart a step, VEC consecutive points each where windowVec finds
+// points that share work.
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		c := Config{"THREADS": 256, "UNROLL": 4}

@@ -274,12 +274,13 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 
 // pointwise computes output points in a grid-stride loop, UNROLL points a
 // block apart per thread and step, each point's statement and then its
-// siblings' (Also). With VEC > 1 (elementwise only), a thread takes VEC
-// consecutive points of the output's last dimension at a time: it stores
-// them with one vector store per output and reads every input that the
-// statements read at [..., last index] with one vector load, when the
-// sizes and pointers allow it at run time (vectorOK); otherwise the
-// scalar loop runs.
+// siblings' (Also). With VEC > 1, a thread takes VEC consecutive points of
+// the output's last dimension at a time: it stores them with one vector
+// store per output and reads every input that the statements read at
+// [..., last index] with one vector load, when the sizes and pointers
+// allow it at run time (vectorOK); otherwise the scalar loop runs. (A
+// generic statement's window taps are read per point; the compiler shares
+// the loads of an element that several of the points read.)
 func (e *emitter) pointwise(l *lower.Launch) {
 	s := l.Stmt
 	stmts := append([]*ir.Stmt{s}, l.Also...)

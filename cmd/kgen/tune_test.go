@@ -133,7 +133,7 @@ func TestBuildUsesTuningDB(t *testing.T) {
 	ks := manifest("--device", "NVIDIA H100 80GB HBM3")
 	check(ks, "mm_4k", "BM=128, BN=128, STAGES=5, WGS=2", "tuned at this shape on NVIDIA H100 80GB HBM3 (350.00 us there)")
 	check(ks, "mm_2k", "BM=128, BN=128, STAGES=5, WGS=2", "nearest: tuned at M=4096, N=4096, K=4096")
-	check(ks, "scale_1m", "THREADS=256, UNROLL=2, VEC=4", "default: the heuristic configuration (no tuning record")
+	check(ks, "scale_1m", "REUSE=0, THREADS=256, UNROLL=2, VEC=4", "default: the heuristic configuration (no tuning record")
 	// The kernel with symbolic sizes has no shape: its default, no note.
 	if ks["mm"].Tuning != "" {
 		t.Errorf("mm (symbolic sizes): tuning %q", ks["mm"].Tuning)

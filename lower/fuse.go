@@ -564,7 +564,7 @@ func (rowReduce) Default(l *Launch) Config {
 	for g < 32 && g*8 < n {
 		g *= 2
 	}
-	if n <= shortRow && manyRows(l, 256/g) {
+	if (n <= shortRow || n*widestElement(l) <= shortRowBytes) && manyRows(l, 256/g) {
 		vec := int64(1)
 		if v := rowVecDefault(l); n%v == 0 && n >= g*v {
 			vec = v
@@ -699,6 +699,13 @@ func (l *Launch) with(c Config) *Launch {
 // shortRow is the longest row that the default shares among a group of
 // threads rather than a block.
 const shortRow = 256
+
+// shortRowBytes: rows of narrow elements up to this many bytes are short
+// too. On the H100, threshold_any_kb (4096 rows of 1024 bools) took 15.23
+// us with a block of 128 threads a row, one byte a load, and 12.96 us
+// tuned, its rows shared by groups of 32 threads, 4 bytes a load
+// (testsuite/results/2026-11-27-h100-s19-tune/).
+const shortRowBytes = 1024
 
 // manyRows reports whether a row-reduce launch has rows enough (or not
 // known) for two blocks a multiprocessor of a big GPU with perBlock rows

@@ -271,6 +271,11 @@ func (c *Executor) Time(ctx context.Context, p *lower.Plan, env *ir.Env, inputs 
 	if err != nil {
 		return Timing{}, err
 	}
+	return c.timeRun(ctx, p, env, run, spec)
+}
+
+// timeRun runs the timing protocol on a prepared run of p.
+func (c *Executor) timeRun(ctx context.Context, p *lower.Plan, env *ir.Env, run *prepared, spec TimeSpec) (Timing, error) {
 	spec.Launches = run.launches
 	if len(spec.Launches) == 0 {
 		return Timing{}, fmt.Errorf("%s launches nothing at %s", p.Name, env)
@@ -295,6 +300,13 @@ func (run *prepared) free(ctx context.Context) {
 }
 
 func (c *Executor) setup(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor) (*prepared, error) {
+	return c.setupOn(ctx, p, env, inputs, nil)
+}
+
+// setupOn is setup with the inputs already in device memory in resident
+// (one buffer an input, which the run does not free), or, when resident
+// is nil, written to buffers of the run's own.
+func (c *Executor) setupOn(ctx context.Context, p *lower.Plan, env *ir.Env, inputs []*tensor.Tensor, resident []Buffer) (*prepared, error) {
 	run := &prepared{r: c.Runner}
 	if err := c.load(ctx); err != nil {
 		return run, err
@@ -309,7 +321,12 @@ func (c *Executor) setup(ctx context.Context, p *lower.Plan, env *ir.Env, inputs
 		return b, err
 	}
 	var args []Arg
-	for _, in := range inputs {
+	for i, in := range inputs {
+		if resident != nil {
+			run.inBufs = append(run.inBufs, resident[i])
+			args = append(args, BufArg(resident[i]))
+			continue
+		}
 		b, err := alloc(int64(len(in.Data)))
 		if err != nil {
 			return run, err

@@ -398,7 +398,8 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 		return fail(err)
 	}
 	e := &candidateEval{be: s.be, runner: s.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: s.jobs, compileLimit: s.compileLimit,
-		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}}
+		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}, resident: kgrt.NewResident(s.runner, inputs)}
+	defer e.resident.Free(ctx)
 	defaults := make([]lower.Config, len(base.Launches))
 	for i, l := range base.Launches {
 		defaults[i] = l.Config

@@ -55,6 +55,11 @@ type candidateEval struct {
 	inputs  []*tensor.Tensor
 	want    []*tensor.Tensor
 	tols    []kgrt.Tolerance
+	// resident holds inputs in device memory for the timings: each
+	// candidate's check writes them afresh (and reads them back, to see
+	// that they came back unchanged), its timings and the confirmation's
+	// rounds do not.
+	resident *kgrt.Resident
 
 	mu       sync.Mutex
 	n        int                   // sources written, for their names
@@ -170,10 +175,10 @@ func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timin
 // time times a compiled candidate with spec, in CUDA graphs when one run
 // is under 20 us (as bench does), restarting the runner after a crash.
 func (e *candidateEval) time(ctx context.Context, cand *candidate, spec kgrt.TimeSpec) (kgrt.Timing, error) {
-	tm, err := cand.x.Time(ctx, cand.plan, e.inst.Env, e.inputs, spec)
+	tm, err := cand.x.TimeResident(ctx, cand.plan, e.inst.Env, e.resident, spec)
 	if err == nil && tm.MedianUS < 20 {
 		spec.Graph = true
-		tm, err = cand.x.Time(ctx, cand.plan, e.inst.Env, e.inputs, spec)
+		tm, err = cand.x.TimeResident(ctx, cand.plan, e.inst.Env, e.resident, spec)
 	}
 	var f *kgrt.Failure
 	if errors.As(err, &f) && (f.Kind == kgrt.Crash || f.Kind == kgrt.Timeout) {
@@ -186,17 +191,25 @@ func (e *candidateEval) time(ctx context.Context, cand *candidate, spec kgrt.Tim
 
 // confirmTime times configuration c with the full protocol for the
 // confirmation, compiling it first when its result came from the
-// database.
+// database (and checking it then, as its timing runs on the resident
+// inputs).
 func (e *candidateEval) confirmTime(ctx context.Context, c lower.Config) (kgrt.Timing, error) {
+	check := false
 	if e.lookup(c) == nil {
 		if err := e.Compile(ctx, []lower.Config{c})[0]; err != nil {
 			return kgrt.Timing{}, err
 		}
+		check = true
 	}
 	cand := e.lookup(c)
 	defer cand.x.Unload(ctx)
 	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
 	defer cancel()
+	if check {
+		if res := cand.x.CheckOutputsWithin(ctx, cand.plan, e.inst.Env, e.inputs, e.want, e.tols, 1, tensor.Normal); res.Err != nil {
+			return kgrt.Timing{}, res.Err
+		}
+	}
 	return e.time(ctx, cand, confirmTiming)
 }
 

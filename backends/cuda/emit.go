@@ -261,6 +261,26 @@ func (e *emitter) decomposeAs(indent, decl, flat, rest string, ix []*ir.Index) {
 	}
 }
 
+// decomposeBounded is decompose for a flat index known to lie within
+// the indices' extents (an epilogue's, after its bounds test): an index
+// of constant extent 1 is its start, without arithmetic. nvcc 11.8's
+// cicc stopped with "unsupported operation" on an igemm-simt epilogue
+// whose single row index, of extent 1, was the flat row itself
+// (testsuite/corpus/compile-s180022.kg).
+func (e *emitter) decomposeBounded(indent, flat, rest string, ix []*ir.Index) {
+	var left []*ir.Index
+	for _, x := range ix {
+		if c, ok := lower.Simplify(&ir.Binary{Op: ir.Sub, X: x.Hi, Y: x.Lo}).(*ir.Const); ok && c.I == 1 {
+			e.printf("%sconst int64_t %s = %s;\n", indent, name(x.Name), e.expr(x.Lo))
+			continue
+		}
+		left = append(left, x)
+	}
+	if len(left) > 0 {
+		e.decompose(indent, flat, rest, left)
+	}
+}
+
 // narrowExtents reports whether indices ix have constant extents whose
 // product is at most 2^31: their flat index and its quotients fit in 32
 // unsigned bits with room for a tile past the end.

@@ -166,12 +166,12 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 		e.printf("        kg_tile_t::coord(kg_g, &kg_r, &kg_c);\n")
 		e.printf("        const int64_t kg_m = kg_tr * %d + kg_r, kg_n0 = kg_tc * %d + kg_c;\n", bm, bn)
 		e.printf("        if (kg_m < kg_M && kg_n0 < kg_N) {\n")
-		e.decompose("          ", "kg_m", "kg_mrest", rows)
+		e.decomposeBounded("          ", "kg_m", "kg_mrest", rows)
 		e.printf("          KgVec<%s, %d> kg_v;\n", e.cType(t.DType), run)
 		e.printf("#pragma unroll\n")
 		e.printf("          for (int kg_j = 0; kg_j < %d; ++kg_j) {\n", run)
 		e.printf("            const int64_t kg_n = kg_n0 + kg_j;\n")
-		e.decompose("            ", "kg_n", "kg_nrest", cols)
+		e.decomposeBounded("            ", "kg_n", "kg_nrest", cols)
 		e.reduced = map[*ir.Reduce]string{r: "kg_acc[kg_g + kg_j]"}
 		e.printf("            kg_v.v[kg_j] = %s;\n", e.expr(s.Value))
 		e.reduced = nil
@@ -180,7 +180,7 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 		refs := lower.Refs(s.Index)
 		e.printf("          {\n")
 		e.printf("            const int64_t kg_n = kg_n0;\n")
-		e.decompose("            ", "kg_n", "kg_nrest", cols)
+		e.decomposeBounded("            ", "kg_n", "kg_nrest", cols)
 		e.printf("            *(KgVec<%s, %d>*)&%s[%s] = kg_v;\n", e.cType(t.DType), run, name(t.Name), e.linear(refs, t.Shape))
 		e.printf("          }\n")
 		e.printf("        }\n")
@@ -194,8 +194,8 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 	e.printf("%s  kg_tile_t::coord(kg_f, &kg_r, &kg_c);\n", indent)
 	e.printf("%s  const int64_t kg_m = kg_tr * %d + kg_r, kg_n = kg_tc * %d + kg_c;\n", indent, bm, bn)
 	e.printf("%s  if (kg_m < kg_M && kg_n < kg_N) {\n", indent)
-	e.decompose(indent+"    ", "kg_m", "kg_mrest", rows)
-	e.decompose(indent+"    ", "kg_n", "kg_nrest", cols)
+	e.decomposeBounded(indent+"    ", "kg_m", "kg_mrest", rows)
+	e.decomposeBounded(indent+"    ", "kg_n", "kg_nrest", cols)
 	e.reduced = map[*ir.Reduce]string{r: "kg_acc[kg_f]"}
 	e.store(indent+"    ", s)
 	e.reduced = nil

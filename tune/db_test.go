@@ -180,4 +180,20 @@ func TestLookup(t *testing.T) {
 	q5 := q
 	q5.Templates = []string{"matmul-wgmma@2"}
 	check("new template version", q5, recs, "", "")
+
+	// With the query's defaults: the nearest shape advises only where its
+	// measured default is the query's.
+	def := evalRecord("h", "M=1024, N=1024, K=1024", d(1024, 1024, 1024), "H100", "BM=128", 900)
+	def.Default = true
+	q6 := q2
+	q6.Defaults = []string{"BM=128"}
+	check("nearest, same default", q6, append(recs, def), "BM=64", "nearest")
+	q6.Defaults = []string{"BM=256"}
+	check("nearest, another default", q6, append(recs, def), "", "")
+	if c, _ := Lookup(append(recs, def), q6); !strings.Contains(c.Declined, "the heuristic chose otherwise (BM=128)") {
+		t.Errorf("another default: declined %q", c.Declined)
+	}
+	check("nearest, its default unmeasured", q6, recs, "", "")
+	q6.Dims = q.Dims
+	check("exact, another default", q6, append(recs, def), "BM=256", "exact")
 }

@@ -69,12 +69,15 @@ kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {
 }
 instance mm_4k = mm<M = 4096, N = 4096, K = 4096>
 instance mm_2k = mm<M = 2048, N = 2048, K = 1024>
+instance mm_4k2 = mm<M = 4096, N = 4096, K = 2048>
 instance scale_1m = scale<N = 1048576>
 `
 
 // TestBuildUsesTuningDB: build takes the database's configuration at the
-// exact shape, the nearest shape's for another instance, and the default
-// where nothing is recorded, and says so in the manifest.
+// exact shape, the nearest shape's for another instance whose default is
+// the one tuned there, its own default for an instance whose default
+// differs from the nearest shape's, and the default where nothing is
+// recorded, and says so in the manifest.
 func TestBuildUsesTuningDB(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "mm.kg", tunedSpec)
@@ -89,9 +92,15 @@ func TestBuildUsesTuningDB(t *testing.T) {
 			Device: tune.Device{Name: device, CC: "9.0"}, Target: "cuda:sm_90a", Templates: []string{"matmul-wgmma@2"},
 			Configs: []string{config}, Time: &kgrt.Timing{MedianUS: us}}
 	}
+	// The heuristic's default at 4096^3, measured as tuning does first:
+	// 128 x 256 tiles, as for mm_4k2 (K = 2048), not for mm_2k (128 x
+	// 128).
+	def := rec("NVIDIA H100 80GB HBM3", "BM=128, BN=256, STAGES=4, TMA=1, WGS=2", 360, tune.KindEval)
+	def.Default = true
 	if err := db.Append(
 		rec("NVIDIA H100 80GB HBM3", "BM=64, BN=128, STAGES=3, WGS=1", 400, tune.KindEval),
 		rec("NVIDIA H100 80GB HBM3", "BM=128, BN=128, STAGES=5, WGS=2", 350, tune.KindEval),
+		def,
 		rec("NVIDIA H200", "BM=256, BN=128, STAGES=3, WGS=2", 300, tune.KindEval),
 	); err != nil {
 		t.Fatal(err)
@@ -128,11 +137,14 @@ func TestBuildUsesTuningDB(t *testing.T) {
 			t.Errorf("%s: tuning %q, want it to start %q", name, k.Tuning, tuning)
 		}
 	}
-	// On the H100: its fastest record at 4096^3, and the same for the 2k
-	// instance, the nearest shape recorded.
+	// On the H100: its fastest record at 4096^3; the same for mm_4k2,
+	// whose nearest shape recorded that is, with the same default; but
+	// mm_2k keeps its own default, the heuristic having chosen otherwise
+	// at 4096^3.
 	ks := manifest("--device", "NVIDIA H100 80GB HBM3")
 	check(ks, "mm_4k", "BM=128, BN=128, STAGES=5, WGS=2", "tuned at this shape on NVIDIA H100 80GB HBM3 (350.00 us there)")
-	check(ks, "mm_2k", "BM=128, BN=128, STAGES=5, WGS=2", "nearest: tuned at M=4096, N=4096, K=4096")
+	check(ks, "mm_4k2", "BM=128, BN=128, STAGES=5, WGS=2", "nearest: tuned at M=4096, N=4096, K=4096")
+	check(ks, "mm_2k", "BM=128, BN=128, STAGES=4, TMA=1, WGS=2", "default: the heuristic configuration (at the nearest shape tuned, M=4096, N=4096, K=4096, the heuristic chose otherwise")
 	check(ks, "scale_1m", "REUSE=0, THREADS=256, UNROLL=2, VEC=4", "default: the heuristic configuration (no tuning record")
 	// The kernel with symbolic sizes has no shape: its default, no note.
 	if ks["mm"].Tuning != "" {

@@ -79,7 +79,14 @@ func (t *tunedConfigs) apply(p *lower.Plan, k *ir.Kernel, env *ir.Env, tgt kgrt.
 		}
 		return s
 	}
-	c, ok := tune.Lookup(t.recs, tune.Query{Hash: ir.Hash(k), Dims: envDims(env), Target: tgt.String(), Templates: tmpl, Device: t.device})
+	keys := make([]string, len(defaults))
+	for i, c := range defaults {
+		keys[i] = tune.Key(c)
+	}
+	c, ok := tune.Lookup(t.recs, tune.Query{Hash: ir.Hash(k), Dims: envDims(env), Target: tgt.String(), Templates: tmpl, Device: t.device, Defaults: keys})
+	if !ok && c.Declined != "" {
+		return note(fmt.Sprintf("default: the heuristic configuration (%s)", c.Declined))
+	}
 	if !ok {
 		return note(fmt.Sprintf("default: the heuristic configuration (no tuning record for %s on %s)", k.Name, where))
 	}

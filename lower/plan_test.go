@@ -316,3 +316,42 @@ instance rows = rowdot<M = 4, N = 8>
 		}
 	}
 }
+
+// TestDefaultsFitRows: the elementwise default takes 16-byte vectors
+// only where they fit the rows (rows of 230 f32 take vectors of 2, of 9
+// none); rows of narrow elements up to 1024 bytes are short rows, shared
+// by groups of threads (BLOCK_ROWS > 1), while a block takes each row of
+// 1024 f32.
+func TestDefaultsFitRows(t *testing.T) {
+	const src = `
+kernel pad<H, W>(X: f32[H, W]) -> (Y: f32[H, OW]) where OW = W + 6 {
+  Y[h, w] = X[h, w - 3] ?? 0.0
+}
+kernel any<R, D>(X: bool[R, D]) -> (Y: bool[R]) {
+  Y[r] = max[d](X[r, d] ? 1 : 0) > 0
+}
+kernel sumrows<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance pad230 = pad<H = 64, W = 224>
+instance pad9 = pad<H = 64, W = 3>
+instance pad256 = pad<H = 64, W = 250>
+instance any1024 = any<R = 4096, D = 1024>
+instance sum1024 = sumrows<R = 4096, D = 1024>
+`
+	prog, diags := frontend.CheckSource("t.kg", src)
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Diags[0].Msg)
+	}
+	want := map[string]string{"pad230": "VEC=2", "pad9": "VEC=1", "pad256": "VEC=4", "any1024": "BLOCK_ROWS=8", "sum1024": "BLOCK_ROWS=1"}
+	for _, inst := range prog.Instances {
+		p, err := lower.Build(inst.Kernel, inst.Env, inst.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[len(p.Launches)-1]
+		if !strings.Contains(l.Config.String(), want[inst.Name]) {
+			t.Errorf("%s: %s %s, want %s", inst.Name, l.Template.Name(), l.Config, want[inst.Name])
+		}
+	}
+}

@@ -40,8 +40,9 @@ sm_90).
 
 Instances take the configurations that kgen tune recorded in the tuning
 database (--db): those tuned at the instance's exact shape, else at the
-nearest shape recorded for the same kernel, target and templates, else the
-heuristic defaults; --config overrides them. The GPU whose records count is
+nearest shape recorded for the same kernel, target and templates where the
+heuristic defaults there are the instance's own, else the heuristic
+defaults; --config overrides them. The GPU whose records count is
 --device, else this machine's GPU 0, else (no GPU, as on a build machine)
 any GPU of the target, the one with most records for the kernel. -v says
 which each instance took; the manifest's "tuning" field records it.`,

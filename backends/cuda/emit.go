@@ -384,6 +384,49 @@ func vectorLoadsOf(s *ir.Stmt, last *ir.Index, out []*ir.Load) []*ir.Load {
 	return out
 }
 
+// loadGuard is the condition under which value v reads load ld, where v
+// is a select that reads ld in one branch only, on a condition of
+// indices and params alone: the condition, or its negation; else nil. (A
+// condition that reads memory, a mask, would hold the load back until
+// its own load returned.)
+func loadGuard(v ir.Expr, ld *ir.Load) ir.Expr {
+	sel, ok := v.(*ir.Select)
+	if !ok || readsMemory(sel.Cond) {
+		return nil
+	}
+	switch x, y := reads(sel.X, ld), reads(sel.Y, ld); {
+	case x && !y:
+		return sel.Cond
+	case y && !x:
+		return &ir.Unary{Op: ir.Not, X: sel.Cond}
+	}
+	return nil
+}
+
+// readsMemory reports whether e loads from any tensor.
+func readsMemory(e ir.Expr) bool {
+	found := false
+	ir.Walk(e, func(x ir.Expr) bool {
+		if _, ok := x.(*ir.Load); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// reads reports whether e reads the element that ld reads.
+func reads(e ir.Expr, ld *ir.Load) bool {
+	found := false
+	ir.Walk(e, func(x ir.Expr) bool {
+		if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
 // sameLoad reports whether a and b read the same element.
 func sameLoad(a, b *ir.Load) bool {
 	if a.Tensor != b.Tensor || len(a.Index) != len(b.Index) {
@@ -446,13 +489,45 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 	if e.loads == nil {
 		e.loads = map[*ir.Load]string{}
 	}
+	guards := map[int]ir.Expr{}
+	if len(stmts) == 1 {
+		for i, ld := range loads {
+			if g := loadGuard(s.Value, ld); g != nil {
+				guards[i] = g
+			}
+		}
+	}
 	for i, ld := range loads {
+		if guards[i] != nil {
+			continue
+		}
 		t := e.cType(ld.Tensor.DType)
 		v := fmt.Sprintf("kg_vx%d", i)
 		e.printf("          const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + %s);\n", t, vec, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 		for _, st := range stmts {
 			e.aliasLoads(st, ld, v+".v[kg_v]")
 		}
+	}
+	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
+	// A load that only one branch of the statement's select reads is
+	// loaded where one of the group's points takes that branch: a causal
+	// mask's rows read only the elements on or below the diagonal.
+	for i, ld := range loads {
+		g := guards[i]
+		if g == nil {
+			continue
+		}
+		t := e.cType(ld.Tensor.DType)
+		v, need := fmt.Sprintf("kg_vx%d", i), fmt.Sprintf("kg_need%d", i)
+		e.printf("          bool %s = false;\n", need)
+		e.printf("          #pragma unroll\n")
+		e.printf("          for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", vec)
+		e.printf("            const int64_t %s = kg_first + kg_v;\n", name(last.Name))
+		e.printf("            %s = %s || (%s);\n", need, need, e.expr(g))
+		e.printf("          }\n")
+		e.printf("          KgVec<%s, %d> %s = {};\n", t, vec, v)
+		e.printf("          if (%s) %s = *(const KgVec<%s, %d>*)(%s + %s);\n", need, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+		e.aliasLoads(s, ld, v+".v[kg_v]")
 	}
 	refs := lower.Refs(s.Index)
 	// One output vector a statement: kg_vy, then kg_vy1, kg_vy2, ... for
@@ -466,7 +541,6 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 	for i, st := range stmts {
 		e.printf("          KgVec<%s, %d> %s;\n", e.cType(st.Target.DType), vec, vy(i))
 	}
-	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
 	e.printf("          #pragma unroll\n")
 	e.printf("          for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", vec)
 	e.printf("            const int64_t %s = kg_first + kg_v;\n", name(last.Name))

@@ -186,6 +186,21 @@ func TestEmulatedWindows(t *testing.T) {
 	}
 }
 
+// TestEmulatedGuardedLoads emulates testdata/guarded.kg, selects on
+// conditions of indices whose one branch reads an input, with VEC 2, 4
+// and 8: a group loads that input only where one of its points takes the
+// branch. A guard that skipped a load a point needs shows as a wrong
+// output.
+func TestEmulatedGuardedLoads(t *testing.T) {
+	gxx := emulatorGxx(t)
+	for _, vec := range []int64{2, 4, 8} {
+		t.Run(fmt.Sprintf("VEC=%d", vec), func(t *testing.T) {
+			t.Parallel()
+			emulateFileOn(t, gxx, "testdata/guarded.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"elementwise.VEC": vec, "elementwise.THREADS": 64}})
+		})
+	}
+}
+
 // emulatorGxx is the g++ that builds the emulator. A test skips in -short
 // mode, and without g++ unless KGEN_REQUIRE_TOOLCHAINS=1 (CI), where that
 // fails it.

@@ -229,3 +229,13 @@ func Walk(e Expr, f func(Expr) bool) {
 		Walk(c, f)
 	}
 }
+
+// Any reports whether f holds for e or any of its subexpressions.
+func Any(e Expr, f func(Expr) bool) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		found = found || f(x)
+		return !found
+	})
+	return found
+}

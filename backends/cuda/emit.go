@@ -405,26 +405,12 @@ func loadGuard(v ir.Expr, ld *ir.Load) ir.Expr {
 
 // readsMemory reports whether e loads from any tensor.
 func readsMemory(e ir.Expr) bool {
-	found := false
-	ir.Walk(e, func(x ir.Expr) bool {
-		if _, ok := x.(*ir.Load); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return ir.Any(e, func(x ir.Expr) bool { _, ok := x.(*ir.Load); return ok })
 }
 
 // reads reports whether e reads the element that ld reads.
 func reads(e ir.Expr, ld *ir.Load) bool {
-	found := false
-	ir.Walk(e, func(x ir.Expr) bool {
-		if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return ir.Any(e, func(x ir.Expr) bool { other, ok := x.(*ir.Load); return ok && sameLoad(other, ld) })
 }
 
 // sameLoad reports whether a and b read the same element.

@@ -714,14 +714,7 @@ func (e *emitter) narrowMask(mask string, idx []ir.Expr) string {
 
 // hasLoad reports whether x reads a tensor.
 func hasLoad(x ir.Expr) bool {
-	found := false
-	ir.Walk(x, func(y ir.Expr) bool {
-		if _, ok := y.(*ir.Load); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return ir.Any(x, func(y ir.Expr) bool { _, ok := y.(*ir.Load); return ok })
 }
 
 // refers reports whether x refers to any of the indices ix.

@@ -165,11 +165,16 @@ func (e *candidateEval) Measure(ctx context.Context, c lower.Config) (kgrt.Timin
 	defer cand.x.Unload(ctx)
 	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
 	defer cancel()
-	res := cand.x.CheckOutputsWithin(ctx, cand.plan, e.inst.Env, e.inputs, e.want, e.tols, 1, tensor.Normal)
-	if res.Err != nil {
-		return kgrt.Timing{}, res.Err
+	if err := e.check(ctx, cand); err != nil {
+		return kgrt.Timing{}, err
 	}
 	return e.time(ctx, cand, searchTiming)
+}
+
+// check runs a compiled candidate on freshly written inputs and compares
+// its outputs with the reference's.
+func (e *candidateEval) check(ctx context.Context, cand *candidate) error {
+	return cand.x.CheckOutputsWithin(ctx, cand.plan, e.inst.Env, e.inputs, e.want, e.tols, 1, tensor.Normal).Err
 }
 
 // time times a compiled candidate with spec, in CUDA graphs when one run
@@ -206,8 +211,8 @@ func (e *candidateEval) confirmTime(ctx context.Context, c lower.Config) (kgrt.T
 	ctx, cancel := context.WithTimeout(ctx, candidateTimeout)
 	defer cancel()
 	if check {
-		if res := cand.x.CheckOutputsWithin(ctx, cand.plan, e.inst.Env, e.inputs, e.want, e.tols, 1, tensor.Normal); res.Err != nil {
-			return kgrt.Timing{}, res.Err
+		if err := e.check(ctx, cand); err != nil {
+			return kgrt.Timing{}, err
 		}
 	}
 	return e.time(ctx, cand, confirmTiming)

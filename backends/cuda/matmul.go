@@ -157,6 +157,14 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 	el := int64(t.DType.Size())
 	vector := run > 1 && len(cols) == 1 && len(s.Index) > 0 && s.Index[len(s.Index)-1] == cols[0] && run*el <= 16
 	indent := "    "
+	// The stores start from the tile's first row and column, hidden from
+	// nvcc 11's optimizer (kg_nvcc11_opaque): where a grid has few tiles,
+	// nvcc 11.8 carries their small ranges into the unrolled stores' index
+	// arithmetic, which its cicc then refuses ("unsupported operation";
+	// testsuite/corpus/compile-s190013.kg). Later compilers see them: on
+	// the H100 with nvcc 13.0, hiding them made igemm-simt convolutions of
+	// short K up to 1.65x slower (testsuite/results/2026-11-27-h100-s20-opaque/).
+	e.printf("    const int64_t kg_em = kg_nvcc11_opaque(kg_tr * %d), kg_en = kg_nvcc11_opaque(kg_tc * %d);\n", bm, bn)
 	if vector {
 		last := e.paren(t.Shape[len(t.Shape)-1])
 		e.printf("    if ((uintptr_t)%s %% %d == 0 && %s %% %d == 0 && kg_N %% %d == 0) {\n", name(t.Name), run*el, last, run, run)
@@ -164,7 +172,7 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 		e.printf("      for (int kg_g = 0; kg_g < kg_tile_t::ACC; kg_g += %d) {\n", run)
 		e.printf("        int kg_r, kg_c;\n")
 		e.printf("        kg_tile_t::coord(kg_g, &kg_r, &kg_c);\n")
-		e.printf("        const int64_t kg_m = kg_tr * %d + kg_r, kg_n0 = kg_tc * %d + kg_c;\n", bm, bn)
+		e.printf("        const int64_t kg_m = kg_em + kg_r, kg_n0 = kg_en + kg_c;\n")
 		e.printf("        if (kg_m < kg_M && kg_n0 < kg_N) {\n")
 		e.decomposeBounded("          ", "kg_m", "kg_mrest", rows)
 		e.printf("          KgVec<%s, %d> kg_v;\n", e.cType(t.DType), run)
@@ -192,7 +200,7 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 	e.printf("%sfor (int kg_f = 0; kg_f < kg_tile_t::ACC; ++kg_f) {\n", indent)
 	e.printf("%s  int kg_r, kg_c;\n", indent)
 	e.printf("%s  kg_tile_t::coord(kg_f, &kg_r, &kg_c);\n", indent)
-	e.printf("%s  const int64_t kg_m = kg_tr * %d + kg_r, kg_n = kg_tc * %d + kg_c;\n", indent, bm, bn)
+	e.printf("%s  const int64_t kg_m = kg_em + kg_r, kg_n = kg_en + kg_c;\n", indent)
 	e.printf("%s  if (kg_m < kg_M && kg_n < kg_N) {\n", indent)
 	e.decomposeBounded(indent+"    ", "kg_m", "kg_mrest", rows)
 	e.decomposeBounded(indent+"    ", "kg_n", "kg_nrest", cols)

@@ -68,6 +68,16 @@ __device__ __forceinline__ KgGatherVec<T, F, A> kg_gather_vec(F f, A at, const T
   return KgGatherVec<T, F, A>{{f}, at, base};
 }
 
+// kg_nvcc11_opaque is x, which nvcc 11 compiles for the device as a value
+// it knows nothing about (an empty inline asm); elsewhere x itself, so
+// that later compilers keep all they know of it.
+__device__ __forceinline__ int64_t kg_nvcc11_opaque(int64_t x) {
+#if defined(__CUDA_ARCH__) && defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ < 12
+  asm("" : "+l"(x));
+#endif
+  return x;
+}
+
 // kg_tile_of maps tile t of a tm x tn grid of output tiles to its row and
 // column, in groups of 8 tile rows, so that blocks running together share
 // A's and B's panels in L2.

@@ -136,3 +136,8 @@ func ShareReductions(k *Kernel) {
 		})
 	}
 }
+
+// EqualUnder is Equal where each index of a that bound maps is taken for
+// its image in b: the same value at the same point of two loops that run
+// over different indices alike.
+func EqualUnder(a, b Expr, bound map[*Index]*Index) bool { return equal(a, b, bound) }

@@ -73,6 +73,12 @@ type emitter struct {
 	cached                                 []*ir.Tensor // cache's keys, in order
 	loop                                   *ir.Index
 	cacheN, cacheJ, cacheThreads, cacheVec int64
+	// shares are the values that the cached row's loops keep in register
+	// arrays (rowshare.go), shareUses each loop's nodes that store or read
+	// one, and shareUse the loop's being emitted.
+	shares    []*rowShare
+	shareUses map[any]map[ir.Expr]shareUse
+	shareUse  map[ir.Expr]shareUse
 	// cluster is the blocks sharing a row in a row-reduce launch, group
 	// the threads of a row when a block takes several (BLOCK_ROWS > 1;
 	// else 0), rowTid and rowThreads a thread's place among the row's
@@ -696,6 +702,9 @@ func name(s string) string {
 }
 
 func (e *emitter) expr(x ir.Expr) string {
+	if s, ok := e.sharedExpr(x); ok {
+		return s
+	}
 	switch x := x.(type) {
 	case *ir.Const:
 		return constant(x)

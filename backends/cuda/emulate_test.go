@@ -201,6 +201,20 @@ func TestEmulatedGuardedLoads(t *testing.T) {
 	}
 }
 
+// TestEmulatedSharedRowValues runs testdata/shared.kg, whose cached rows'
+// loops share costly values (rowshare.go), with a thread's registers
+// holding one and several points of a row, one at a time and in chunks,
+// rows of whole chunks and not.
+func TestEmulatedSharedRowValues(t *testing.T) {
+	gxx := emulatorGxx(t)
+	for _, c := range []struct{ threads, vec int64 }{{64, 1}, {64, 2}, {64, 4}} {
+		t.Run(fmt.Sprintf("THREADS=%d,VEC=%d", c.threads, c.vec), func(t *testing.T) {
+			t.Parallel()
+			emulateFileOn(t, gxx, "testdata/shared.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": c.threads, "row-reduce.VEC": c.vec}})
+		})
+	}
+}
+
 // emulatorGxx is the g++ that builds the emulator. A test skips in -short
 // mode, and without g++ unless KGEN_REQUIRE_TOOLCHAINS=1 (CI), where that
 // fails it.

@@ -131,6 +131,9 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	} else if staged {
 		e.stageRows("    ")
 	}
+	if cached {
+		e.keepShared(stmts, l.RowDims)
+	}
 	// Streamed rows compute a max and its sum of shifted exponentials, or
 	// a sum and its squared deviations, in one pass where that leaves one
 	// pass (lower.OnePass); rows kept on chip read their registers or
@@ -179,6 +182,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    if (%s) {\n", live)
 		ind = "      "
 	}
+	e.shareUse = e.shareUses[final]
 	if len(final.Index) > l.RowDims && cached && e.cacheVec > 1 {
 		e.storeChunks(ind, final, outLoads)
 	} else if len(final.Index) > l.RowDims && staged {
@@ -200,6 +204,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.store("      ", final)
 		e.printf("    }\n")
 	}
+	e.shareUse = nil
 	if ind != "    " {
 		e.printf("    }\n")
 	}
@@ -208,6 +213,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	}
 	e.printf("  }\n")
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
+	e.shares, e.shareUses = nil, nil
 	e.stage, e.staged = nil, nil
 	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""
 }
@@ -631,10 +637,12 @@ func (e *emitter) blockReductions(indent string, v ir.Expr) {
 		e.printf("%s%s %s;\n", indent, t, reg)
 		e.printf("%s{\n", indent)
 		e.printf("%s  %s kg_part = %s;\n", indent, t, identity(r.Op, r.T))
+		e.shareUse = e.shareUses[r]
 		e.rowPass(indent+"  ", "kg_k", e.paren(n), r.Axes, r.Body, func(in string) {
 			e.decompose(in, "kg_k", "kg_krest", r.Axes)
 			e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
 		})
+		e.shareUse = nil
 		e.reduceAcross(indent+"  ", reg, r.Op, r.T, "kg_part")
 		e.printf("%s}\n", indent)
 		e.reduced[r] = reg

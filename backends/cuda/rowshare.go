@@ -1,0 +1,164 @@
+package cuda
+
+import (
+	"fmt"
+
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// A row-reduce launch that keeps its rows in registers runs one loop over
+// a thread's registers for each of its reductions and one for its
+// outputs. A costly value of the row's point that two of those loops
+// compute, such as a softmax's exp(x - max) in its sum and again in its
+// outputs, is kept instead: the first loop that computes it stores it in
+// a register array as it goes (kg_sN[kg_j] = ...), and the later ones read
+// it there.
+
+// rowShare is one kept value: its register array, of the value's type.
+type rowShare struct {
+	name string
+	t    ir.DType
+}
+
+// rowPassOf is one loop over the row: what it evaluates at each point
+// (a reduction's body, or the output's value outside its reductions), the
+// loop's index, and its key in shareUses (the *ir.Reduce or *ir.Stmt).
+type rowPassOf struct {
+	key   any
+	loop  *ir.Index
+	value ir.Expr
+}
+
+// maxShared is the most registers a thread gives to kept values: a value
+// that would take more is computed again.
+const maxShared = lower.MaxCached
+
+// planRowShares finds the values the passes of a cached row share and
+// fills e.shares (kept arrays, in order) and e.shareUses (for each pass,
+// the nodes that store or read one). passes are in the order the launch
+// runs them.
+func (e *emitter) planRowShares(passes []rowPassOf) {
+	e.shares, e.shareUses = nil, map[any]map[ir.Expr]shareUse{}
+	type candidate struct {
+		node  ir.Expr
+		pass  rowPassOf
+		share *rowShare
+	}
+	var cands []*candidate
+	for _, p := range passes {
+		uses := map[ir.Expr]shareUse{}
+		var visit func(x ir.Expr, sure bool)
+		visit = func(x ir.Expr, sure bool) {
+			if _, ok := x.(*ir.Reduce); ok {
+				return // its own pass
+			}
+			if costly(x) && !hasReduce(x) {
+				for _, c := range cands {
+					if c.pass.key == p.key || !ir.EqualUnder(c.node, x, map[*ir.Index]*ir.Index{c.pass.loop: p.loop}) {
+						continue
+					}
+					if c.share == nil {
+						if int64(len(e.shares)+1)*e.cacheJ > maxShared {
+							continue
+						}
+						c.share = &rowShare{name: fmt.Sprintf("kg_s%d", len(e.shares)), t: c.node.Type()}
+						e.shares = append(e.shares, c.share)
+						e.shareUses[c.pass.key][c.node] = shareUse{c.share, true}
+					}
+					uses[x] = shareUse{c.share, false}
+					return
+				}
+				if sure {
+					cands = append(cands, &candidate{node: x, pass: p})
+				}
+			}
+			switch x := x.(type) {
+			case *ir.Select:
+				visit(x.Cond, sure)
+				visit(x.X, false)
+				visit(x.Y, false)
+			case *ir.Binary:
+				visit(x.X, sure)
+				visit(x.Y, sure && x.Op != ir.And && x.Op != ir.Or)
+			case *ir.Unary:
+				visit(x.X, sure)
+			case *ir.Cast:
+				visit(x.X, sure)
+			case *ir.Call:
+				for _, a := range x.Args {
+					visit(a, sure)
+				}
+			case *ir.Load:
+				for _, a := range x.Index {
+					visit(a, sure)
+				}
+				// A default is read only outside the tensor.
+			}
+		}
+		e.shareUses[p.key] = uses
+		visit(p.value, true)
+	}
+}
+
+// shareUse is how a pass renders a node: storing the kept value as it
+// computes it (def) or reading it.
+type shareUse struct {
+	share *rowShare
+	def   bool
+}
+
+// sharedExpr renders x where the current pass keeps or reads it.
+func (e *emitter) sharedExpr(x ir.Expr) (string, bool) {
+	u, ok := e.shareUse[x]
+	if !ok || e.loop == nil {
+		return "", false
+	}
+	if !u.def {
+		return u.share.name + "[kg_j]", true
+	}
+	delete(e.shareUse, x)
+	v := e.expr(x)
+	e.shareUse[x] = u
+	return fmt.Sprintf("(%s[kg_j] = %s)", u.share.name, v), true
+}
+
+// costly reports whether x costs enough to keep rather than compute again:
+// a transcendental function, a power or a floating-point division.
+func costly(x ir.Expr) bool {
+	switch x := x.(type) {
+	case *ir.Call:
+		switch x.Fn {
+		case ir.Exp, ir.Exp2, ir.Log, ir.Log2, ir.Sqrt, ir.Rsqrt, ir.Tanh, ir.Erf, ir.Sigmoid, ir.Sin, ir.Cos, ir.Pow:
+			return true
+		}
+	case *ir.Binary:
+		return (x.Op == ir.Div || x.Op == ir.Mod) && x.Type().IsFloat()
+	}
+	return false
+}
+
+// hasReduce reports whether x holds a reduction.
+func hasReduce(x ir.Expr) bool {
+	return ir.Any(x, func(y ir.Expr) bool { _, ok := y.(*ir.Reduce); return ok })
+}
+
+// keepShared plans the kept values of a cached row's loops, in the order
+// rowReduce runs them (each let's reductions, the last statement's, then
+// its outputs), and declares their register arrays.
+func (e *emitter) keepShared(stmts []*ir.Stmt, rowDims int) {
+	var passes []rowPassOf
+	for _, s := range stmts {
+		for _, r := range ir.TopReductions(s.Value) {
+			passes = append(passes, rowPassOf{key: r, loop: r.Axes[0], value: r.Body})
+		}
+	}
+	final := stmts[len(stmts)-1]
+	if len(final.Index) > rowDims {
+		passes = append(passes, rowPassOf{key: final, loop: final.Index[len(final.Index)-1], value: final.Value})
+	}
+	e.planRowShares(passes)
+	for _, sh := range e.shares {
+		e.printf("    %s %s[%d];  // a value two of the row's loops compute, kept by the first\n", e.cType(sh.t), sh.name, e.cacheJ)
+	}
+}

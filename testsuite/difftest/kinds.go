@@ -127,7 +127,30 @@ func (g *gen) rowReduce() {
 	X := read(x.name, kFloat, append(idxNames(outIdx), name(dIdx, kInt))...)
 	at := func(t *tval) *Expr { return read(t.name, kFloat, idxNames(outIdx)...) }
 	dt := pickOf(g, []string{"f32", "f32", "f16", "bf16"})
-	switch g.pick(7) {
+	switch g.pick(8) {
+	case 7: // a costly value of the point in several loops, once under a
+		// condition: what a cached row keeps in registers (rowshare.go)
+		form := g.pick(4)
+		costly := func(v *Expr) *Expr {
+			switch form {
+			case 0:
+				return call("exp", kFloat, bin("*", kFloat, v, lit("0.5", kFloat)))
+			case 1:
+				return call("log", kFloat, bin("+", kFloat, lit("1", kFloat), bin("*", kFloat, v, v.Clone())))
+			case 2:
+				return call("sqrt", kFloat, call("abs", kFloat, v))
+			}
+			return bin("/", kFloat, v, lit("0.7", kFloat))
+		}
+		a := red("sum", func(ls *scope, d string) *Expr {
+			v := xr(ls, d)
+			return cond(bin(">", kBool, v, lit("0", kFloat)), costly(v.Clone()), lit("0", kFloat))
+		})
+		b := red(pickOf(g, []string{"sum", "max"}), func(ls *scope, d string) *Expr {
+			return bin("*", kFloat, costly(xr(ls, d)), bin("+", kFloat, xr(ls, d), at(a)))
+		})
+		g.emit(false, g.output(dt, append(slices.Clone(outer), D)), full.idx,
+			bin("+", kFloat, costly(X), bin("*", kFloat, at(a), at(b))))
 	case 5: // log-sum-exp per row: a max and its shifted sum, one pass when streamed
 		mx := red("max", xr)
 		j := full.fresh()

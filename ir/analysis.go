@@ -129,14 +129,7 @@ func isProduct(e Expr) bool {
 }
 
 func usesIndex(e Expr) bool {
-	found := false
-	Walk(e, func(e Expr) bool {
-		if _, ok := e.(*IndexRef); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return Any(e, func(e Expr) bool { _, ok := e.(*IndexRef); return ok })
 }
 
 func usesAnyOf(e Expr, set map[*Index]bool) bool {

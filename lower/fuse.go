@@ -241,15 +241,9 @@ func rowWise(s *ir.Stmt) bool {
 
 // Gathers reports whether one of l's indices reads memory.
 func Gathers(l *ir.Load) bool {
-	found := false
-	for _, ix := range l.Index {
-		ir.Walk(ix, func(e ir.Expr) bool {
-			_, isLoad := e.(*ir.Load)
-			found = found || isLoad
-			return !found
-		})
-	}
-	return found
+	return slices.ContainsFunc(l.Index, func(ix ir.Expr) bool {
+		return ir.Any(ix, func(e ir.Expr) bool { _, isLoad := e.(*ir.Load); return isLoad })
+	})
 }
 
 // MinRowLength is the shortest known reduction rowWise gives a block.
@@ -282,14 +276,7 @@ func UnitStep(e ir.Expr, ix *ir.Index) bool {
 
 // Mentions reports whether x refers to index ix anywhere inside it.
 func Mentions(x ir.Expr, ix *ir.Index) bool {
-	found := false
-	ir.Walk(x, func(e ir.Expr) bool {
-		if ref, ok := e.(*ir.IndexRef); ok && ref.Index == ix {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return ir.Any(x, func(e ir.Expr) bool { ref, ok := e.(*ir.IndexRef); return ok && ref.Index == ix })
 }
 
 // ExtentAtMost reports whether the points of axes are known and at most

@@ -85,12 +85,7 @@ func isZeroConst(x ir.Expr) bool {
 // expression that prints as e does (ir.Substitute puts a copy there).
 func mentionsExpr(ld *ir.Load, e ir.Expr) bool {
 	text := ir.Format(e)
-	found := false
-	for _, ix := range ld.Index {
-		ir.Walk(ix, func(y ir.Expr) bool {
-			found = found || ir.Format(y) == text
-			return !found
-		})
-	}
-	return found
+	return slices.ContainsFunc(ld.Index, func(ix ir.Expr) bool {
+		return ir.Any(ix, func(y ir.Expr) bool { return ir.Format(y) == text })
+	})
 }

@@ -271,19 +271,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 // (a group's members may be read after it, rowGroupOK).
 func readAfter(k *ir.Kernel, t *ir.Tensor, final *ir.Stmt) bool {
 	i := slices.Index(k.Stmts, final)
-	for _, s := range k.Stmts[i+1:] {
-		found := false
-		ir.Walk(s.Value, func(e ir.Expr) bool {
-			if ld, ok := e.(*ir.Load); ok && ld.Tensor == t {
-				found = true
-			}
-			return !found
-		})
-		if found {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(k.Stmts[i+1:], func(s *ir.Stmt) bool { return uses(s, t) })
 }
 
 // Limits are the target's bounds on a launch, which every configuration

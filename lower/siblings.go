@@ -64,14 +64,7 @@ func sameExtent(x, y *ir.Index) bool {
 
 // uses reports whether s reads t.
 func uses(s *ir.Stmt, t *ir.Tensor) bool {
-	found := false
-	ir.Walk(s.Value, func(x ir.Expr) bool {
-		if l, ok := x.(*ir.Load); ok && l.Tensor == t {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return ir.Any(s.Value, func(x ir.Expr) bool { l, ok := x.(*ir.Load); return ok && l.Tensor == t })
 }
 
 // alsoAt rewrites the siblings of a launch over final's indices, so that

@@ -180,14 +180,10 @@ func windowVec(s *ir.Stmt) int64 {
 	}
 	last := s.Index[len(s.Index)-1]
 	reduced := func(e ir.Expr) bool {
-		found := false
-		ir.Walk(e, func(x ir.Expr) bool {
-			if ref, ok := x.(*ir.IndexRef); ok && !slices.Contains(s.Index, ref.Index) {
-				found = true
-			}
-			return !found
+		return ir.Any(e, func(x ir.Expr) bool {
+			ref, ok := x.(*ir.IndexRef)
+			return ok && !slices.Contains(s.Index, ref.Index)
 		})
-		return found
 	}
 	vec := int64(1)
 	ir.Walk(s.Value, func(x ir.Expr) bool {

@@ -213,14 +213,7 @@ func chunkable(o *lower.Operand, ks []*ir.Index, el int64) bool {
 		return false
 	}
 	for _, x := range idx[:last] {
-		uses := false
-		ir.Walk(x, func(y ir.Expr) bool {
-			if ref, ok := y.(*ir.IndexRef); ok && ref.Index == fast {
-				uses = true
-			}
-			return !uses
-		})
-		if uses {
+		if lower.Mentions(x, fast) {
 			return false
 		}
 	}

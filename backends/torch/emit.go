@@ -616,14 +616,7 @@ func (e *emitter) load(x *ir.Load) val {
 }
 
 func usesIndex(x ir.Expr) bool {
-	found := false
-	ir.Walk(x, func(x ir.Expr) bool {
-		if _, ok := x.(*ir.IndexRef); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return ir.Any(x, func(x ir.Expr) bool { _, ok := x.(*ir.IndexRef); return ok })
 }
 
 var reduceFns = map[ir.ReduceOp]string{ir.Sum: "torch.sum", ir.Prod: "torch.prod", ir.Max: "torch.amax", ir.Min: "torch.amin"}

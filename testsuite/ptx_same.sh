@@ -2,8 +2,8 @@
 # Whether a change alters what nvcc makes of kgen's output, without a GPU:
 # emits each spec file with two kgens (bin/kgen-base, the tree before the
 # change, and bin/kgen) for each target, compiles both sources to PTX with
-# $NVCC (default nvcc) and counts the PTX lines that differ (comments
-# aside). "same" means byte-identical PTX.
+# $NVCC (default nvcc) and compares the PTX (comments aside): "same" means
+# identical, else it counts the lines of each side that differ.
 #   NVCC=/path/to/nvcc13 testsuite/ptx_same.sh "cuda:sm_90 cuda:sm_90a" examples/conv2d.kg ...
 set -u
 NVCC=${NVCC:-nvcc}
@@ -23,7 +23,11 @@ for t in $targets; do
 			"$NVCC" -arch="$arch" -ptx -x cu -o "$work/$k.ptx" "$src" 2> /dev/null || { echo "$t $f: $k's source does not compile"; continue 2; }
 			grep -v '^//' "$work/$k.ptx" > "$work/$k.body"
 		done
-		n=$(diff "$work/kgen-base.body" "$work/kgen.body" | grep -c '^<')
-		if [ "$n" = 0 ]; then echo "$t $f: same"; else echo "$t $f: $n of $(wc -l < "$work/kgen.body") lines differ"; fi
+		if cmp -s "$work/kgen-base.body" "$work/kgen.body"; then
+			echo "$t $f: same"
+		else
+			d=$(diff "$work/kgen-base.body" "$work/kgen.body")
+			echo "$t $f: $(echo "$d" | grep -c '^<') of $(wc -l < "$work/kgen-base.body") lines differ ($(echo "$d" | grep -c '^>') in place of them)"
+		fi
 	done
 done

@@ -347,20 +347,40 @@ func igemmContraction(g *IGemm) *Contraction {
 	return c
 }
 
-// classify sets TF32 and IEEEDot: tf32() operands, or a plain f32 product
-// of two f32 loads summed in f32, which a dot computes exactly with
-// input_precision="ieee".
+// classify sets TF32 and IEEEDot: tf32() operands, or, off the tensor
+// cores, a plain f32 product summed in f32 of two operands that are each an f32 load or a load
+// widened to f32 exactly (exactF32), which a dot computes exactly with
+// input_precision="ieee" once the operands are f32. Attention's
+// probabilities times its f16 values are one: on the H100, causal_gpt2's
+// P x V in Triton took a register-blocked product of 32 x 32 x 8 tiles by
+// default (testsuite/results/2026-11-27-h100-s21-tune/).
 func (c *Contraction) classify() {
 	if c.Dot && c.Elem == ir.F32 {
 		c.TF32 = true
 	}
-	if b, ok := c.Reduce.Body.(*ir.Binary); ok && b.Op == ir.Mul && c.Reduce.T == ir.F32 && c.Reduce.Op == ir.Sum {
-		_, la := b.X.(*ir.Load)
-		_, lb := b.Y.(*ir.Load)
-		if la && lb && b.X.Type() == ir.F32 && b.Y.Type() == ir.F32 {
+	if b, ok := c.Reduce.Body.(*ir.Binary); ok && !c.Dot && b.Op == ir.Mul && c.Reduce.T == ir.F32 && c.Reduce.Op == ir.Sum {
+		if exactF32(b.X) && exactF32(b.Y) {
 			c.IEEEDot, c.Elem = true, ir.F32
 		}
 	}
+}
+
+// exactF32 reports whether e is an f32 load or a load whose every value
+// f32 represents exactly, converted to f32: a 16-bit float (the widening
+// casts that product2 lets into a contraction).
+func exactF32(e ir.Expr) bool {
+	if l, ok := e.(*ir.Load); ok {
+		return l.Type() == ir.F32
+	}
+	c, ok := e.(*ir.Cast)
+	if !ok || c.T != ir.F32 {
+		return false
+	}
+	l, ok := c.X.(*ir.Load)
+	if !ok {
+		return false
+	}
+	return l.Type() == ir.F16 || l.Type() == ir.BF16
 }
 
 // MatchContraction returns the contraction of a matmul or igemm tile
@@ -382,7 +402,11 @@ type tileContraction struct {
 	match func(*ir.Stmt) *Contraction
 }
 
-func (t tileContraction) Name() string            { return t.name }
+func (t tileContraction) Name() string { return t.name }
+
+// Version: 2 since products of f32 and exactly widened operands multiply
+// in an ieee dot (classify), not in blocks of registers.
+func (t tileContraction) Version() int            { return 2 }
 func (t tileContraction) Accepts(s *ir.Stmt) bool { return t.match(s) != nil }
 func (t tileContraction) Space() map[string][]int64 {
 	return map[string][]int64{

@@ -511,6 +511,17 @@ func (e *emitter) contraction() {
 		b := e.load(c.B, and(edge(K, cfg["BLOCK_K"], "kg_k[:, None]"), edge(N, cfg["BLOCK_N"], "kg_n[None, :]")))
 		e.line("kg_a = %s", a)
 		e.line("kg_b = %s", b)
+		if c.IEEEDot {
+			// Operands widened exactly (lower.exactF32) multiply as f32.
+			for _, o := range []struct {
+				v string
+				l *ir.Load
+			}{{"kg_a", c.A}, {"kg_b", c.B}} {
+				if o.l.Type() != ir.F32 {
+					e.line("%s = %s.to(tl.float32)", o.v, o.v)
+				}
+			}
+		}
 		precision := ""
 		switch {
 		case c.TF32:

@@ -409,7 +409,9 @@ func (t matmulTemplate) Version() int { return 3 }
 func (t matmulTemplate) Default(l *Launch) Config {
 	if !t.mma {
 		m := MatchMatmul(l.Stmt)
-		return simtDefault(m.Reduce.T, m.Batch, m.M, m.N, []*ir.Index{m.K}, true)
+		// HIP's simt tile (NoMMASync marks HIP) keeps 128 x 128 for B by
+		// rows: see simtTile.
+		return simtDefault(m.Reduce.T, m.Batch, m.M, m.N, []*ir.Index{m.K}, true, !m.BKMajor && !l.Target.NoMMASync)
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	if m := MatchMatmul(l.Stmt); m != nil && m.Elem.Size() == 2 && fillsTwice(m, 256, 128) {
@@ -432,9 +434,9 @@ func (t matmulTemplate) Default(l *Launch) Config {
 // element paths, or a gathered operand, spills hundreds of bytes.
 //
 // The tile is simtTile's.
-func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) Config {
+func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided, bRows bool) Config {
 	c := Config{"BK": 8, "BLOCKS_PER_SM": 1}
-	c["BM"], c["BN"] = simtTile(batch, rows, cols, strided)
+	c["BM"], c["BN"] = simtTile(batch, rows, cols, strided, bRows)
 	if _, known := constExtent(slices.Concat(batch, rows, cols, k)); known && strided && acc.Size() <= 4 {
 		c["BLOCKS_PER_SM"] = 2
 	}
@@ -453,9 +455,18 @@ func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) C
 // tiles, 26.05 us, 20.77 with 128 x 64. With 128 tiles a 1024 x 2048
 // product was faster in 64 x 128 tiles with B stored by rows (418 against
 // 539 us) but slower with B stored by columns (462 against 433), and a
-// dilated convolution of 32 filters slower (43.68 against 39.01): such
-// products keep 128 x 128. 64 x 64 tiles (64 threads) were the slowest
-// on all but the smallest products and f64 sums; they are left to tuning.
+// dilated convolution of 32 filters slower (43.68 against 39.01). So a
+// matrix product whose B is a matrix stored by rows (K x N, bRows) and
+// whose 128 x 128 tiles do not fill bigGPU's multiprocessors once takes 64
+// x 128 tiles where that gives it more; other products keep 128 x 128.
+// Tuning agreed (testsuite/results/2026-11-27-h100-s21-tune/): 64 x 128
+// won for both 1024 x 2048 products with B by rows (541.22 -> 421.76 us,
+// 451.52 -> 417.66), 128 x 128 for the one with B by columns; as the
+// default (-s21-simt/) on cuda:sm_90, matmul_rect 536.38 -> 422.59 us, a
+// batched product of 66 tiles 37.98 -> 20.99. HIP's tile, on hip:nvidia,
+// lost (matmul_rect 512.46 -> 654.85 us) and keeps 128 x 128. 64 x 64
+// tiles (64 threads) were the slowest on all but the smallest products
+// and f64 sums; they are left to tuning.
 //
 // Operands that are matrices in memory (strided) take 128 x 64 tiles when
 // the product has at most 64 columns, whatever the tile count: causal
@@ -464,7 +475,7 @@ func simtDefault(acc ir.DType, batch, rows, cols, k []*ir.Index, strided bool) C
 // a 16384 x 16 product 3.70 and 3.07 (-s14-simt/sweep.txt). Gathered
 // operands keep 128 x 128 there: a dilated convolution of 32 filters
 // took 39.01 us, 49.31 with 128 x 64.
-func simtTile(batch, rows, cols []*ir.Index, strided bool) (bm, bn int64) {
+func simtTile(batch, rows, cols []*ir.Index, strided, bRows bool) (bm, bn int64) {
 	b, bok := constExtent(batch)
 	m, mok := constExtent(rows)
 	n, nok := constExtent(cols)
@@ -476,9 +487,9 @@ func simtTile(batch, rows, cols []*ir.Index, strided bool) (bm, bn int64) {
 	}
 	tiles := func(bm, bn int64) int64 { return b * ((m + bm - 1) / bm) * ((n + bn - 1) / bn) }
 	switch t := tiles(128, 128); {
-	case t >= bigGPU/2:
+	case t >= bigGPU/2 && !(bRows && t < bigGPU):
 		return 128, 128
-	case tiles(128, 64) > t:
+	case tiles(128, 64) > t && t < bigGPU/2:
 		return 128, 64
 	case tiles(64, 128) > t:
 		return 64, 128

@@ -308,7 +308,7 @@ func (t igemmTemplate) Check(l *Launch) error     { return matmulTemplate(t).Che
 func (t igemmTemplate) Default(l *Launch) Config {
 	if !t.mma {
 		g := MatchIGemm(l.Stmt)
-		return simtDefault(g.Reduce.T, g.Batch, g.M, g.N, g.K, g.A.Strided && g.B.Strided)
+		return simtDefault(g.Reduce.T, g.Batch, g.M, g.N, g.K, g.A.Strided && g.B.Strided, false)
 	}
 	c := Config{"BM": 128, "BN": 128, "BK": 32, "WARPS_M": 2, "WARPS_N": 4, "STAGES": 4, "BLOCKS_PER_SM": 1, "FRAGS": 2}
 	g := MatchIGemm(l.Stmt)

@@ -67,12 +67,17 @@ kernel mm_f64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
 // implicit GEMM over strided operands) take two. The tile is 128 x 128
 // unless a specialized product has fewer such tiles than half of the
 // H100's 132 multiprocessors: then 128 x 64 where that gives more tiles,
-// else 64 x 128 where that does; and 128 x 64 for operands in memory with
-// at most 64 columns, whatever the tile count.
+// else 64 x 128 where that does; a matrix product with B stored by rows
+// takes 64 x 128 too while its 128 x 128 tiles do not fill the 132 once
+// (on CUDA targets; HIP's tile keeps 128 x 128); and 128 x 64 for
+// operands in memory with at most 64 columns, whatever the tile count.
 func TestSimtDefault(t *testing.T) {
 	src := `
 kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
   C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel mmbt<M, N, K>(A: f32[M, K], B: f32[N, K]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[n, k])
 }
 kernel mm64<M, N, K>(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) {
   C[m, n] = sum[k](A[m, k] * B[k, n])
@@ -87,6 +92,8 @@ instance conv_few = conv<N = 2, C = 64, H = 28, W = 28, F = 128>
 instance conv_thin = conv<N = 1, C = 32, H = 64, W = 64, F = 32>
 instance mm_long_k = mm<M = 256, N = 256, K = 131072>
 instance mm_rect = mm<M = 1024, N = 2048, K = 4096>
+instance mm_rect_bt = mmbt<M = 1024, N = 2048, K = 4096>
+instance mm_fills = mm<M = 2048, N = 2048, K = 512>
 instance mm_wide = mm<M = 64, N = 4096, K = 64>
 instance mm_one = mm<M = 100, N = 100, K = 64>
 instance mm_thin = mm<M = 16384, N = 64, K = 64>
@@ -100,16 +107,18 @@ instance mm_thin = mm<M = 16384, N = 64, K = 64>
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{
-		"mm":        "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
-		"mm_2k":     "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
-		"mm64_2k":   "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
-		"conv_kb":   "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",  // 1568 x 1 tiles
-		"conv_few":  "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=64",   // 13 x 1 of 128 x 128, 13 x 2 of 128 x 64
-		"conv_thin": "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=64",   // 32 filters x 4096 pixels: 1 x 32 of 128 x 128
-		"mm_rect":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128", // 8 x 16, at least half the GPU
-		"mm_wide":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 32 of 128 x 128, 1 x 64 of 128 x 64
-		"mm_one":    "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 1 of 128 x 128, 1 x 2 of 128 x 64
-		"mm_thin":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 64 columns of strided operands, 128 tiles either way
+		"mm":         "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
+		"mm_2k":      "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
+		"mm64_2k":    "matmul-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",
+		"conv_kb":    "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=128",  // 1568 x 1 tiles
+		"conv_few":   "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=64",   // 13 x 1 of 128 x 128, 13 x 2 of 128 x 64
+		"conv_thin":  "igemm-simt BK=8, BLOCKS_PER_SM=1, BM=128, BN=64",   // 32 filters x 4096 pixels: 1 x 32 of 128 x 128
+		"mm_rect":    "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=64, BN=128",  // 8 x 16 of 128 x 128, B by rows
+		"mm_rect_bt": "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128", // 8 x 16, B by columns
+		"mm_fills":   "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128", // 16 x 16 fill the GPU
+		"mm_wide":    "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 32 of 128 x 128, 1 x 64 of 128 x 64
+		"mm_one":     "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 1 x 1 of 128 x 128, 1 x 2 of 128 x 64
+		"mm_thin":    "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=64",  // 64 columns of strided operands, 128 tiles either way
 		// 64 chunks of 2048 x 4 tiles of 128 x 128
 		"mm_long_k": "igemm-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128",
 	} {
@@ -130,6 +139,19 @@ instance mm_thin = mm<M = 16384, N = 64, K = 64>
 		if g, want := l.Grid(), l.Config["BLOCKS_PER_SM"]; g.MinBlocks != want && (want != 1 || g.MinBlocks != 0) {
 			t.Errorf("%s: %d blocks a multiprocessor asked of the compiler, want %d", name, g.MinBlocks, want)
 		}
+	}
+	// HIP's tile keeps 128 x 128 for B by rows (on hip:nvidia it lost).
+	hip, err := runtime.ParseTarget("hip:nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := prog.Instance("mm_rect")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, hip.Limits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Launches[0].Template.Name()+" "+p.Launches[0].Config.String(), "matmul-simt BK=8, BLOCKS_PER_SM=2, BM=128, BN=128"; got != want {
+		t.Errorf("mm_rect on hip:nvidia: %s, want %s", got, want)
 	}
 }
 

@@ -123,8 +123,9 @@ type builder struct {
 	// tuned, when set, gives instances the tuning database's
 	// configurations (before --config's overrides).
 	tuned *tunedConfigs
-	// only, when set, limits the build to these instances (and the
-	// reference kernels of their kernels): kgen bench --kernel.
+	// only, when set, limits the build to these instances and kernels (a
+	// kernel's symbolic plan and its instances), and the reference
+	// kernels of their kernels: kgen bench and kgen test --kernel.
 	only []string
 }
 
@@ -178,15 +179,15 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 			return nil
 		}
 		for _, k := range l.prog.Kernels {
-			if b.only != nil {
-				break
+			if b.only != nil && !slices.Contains(b.only, k.Name) {
+				continue
 			}
 			if err := add(k, nil, k.Name); err != nil {
 				return nil, err
 			}
 		}
 		for _, in := range l.prog.Instances {
-			if b.only != nil && !slices.Contains(b.only, in.Name) {
+			if !b.wants(in) {
 				continue
 			}
 			if err := add(in.Kernel, in.Env, in.Name); err != nil {
@@ -201,6 +202,12 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 	return units, nil
 }
 
+// wants reports whether the build includes instance in: every instance
+// without only, else those it names and those of the kernels it names.
+func (b *builder) wants(in *ir.Instance) bool {
+	return b.only == nil || slices.Contains(b.only, in.Name) || slices.Contains(b.only, in.Kernel.Name)
+}
+
 // emitReference writes, for each file, STEM__ref with the reference
 // plan of every kernel (generic template only, runtime sizes), the oracle
 // kgen test uses at sizes too large for the interpreter, and its rounding
@@ -212,8 +219,8 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		for _, k := range l.prog.Kernels {
-			if b.only != nil && !slices.ContainsFunc(l.prog.Instances, func(in *ir.Instance) bool {
-				return in.Kernel == k && slices.Contains(b.only, in.Name)
+			if b.only != nil && !slices.Contains(b.only, k.Name) && !slices.ContainsFunc(l.prog.Instances, func(in *ir.Instance) bool {
+				return in.Kernel == k && b.wants(in)
 			}) {
 				continue
 			}

@@ -205,8 +205,9 @@ func usesWgmma(t *testing.T, prog *ir.Program) bool {
 }
 
 // TestBuildOnly checks that a build limited to some instances (kgen bench
-// --kernel) plans those alone, with the reference kernels of their
-// kernels only, and that a file left without plans still compiles.
+// and kgen test --kernel) plans those alone, with the reference kernels of
+// their kernels only, that a kernel's name brings its symbolic plan and
+// its instances, and that a file left without plans still compiles.
 func TestBuildOnly(t *testing.T) {
 	needNVCC(t)
 	tgt, err := kgrt.ParseTarget("cuda:sm_90")
@@ -242,6 +243,22 @@ func TestBuildOnly(t *testing.T) {
 	}
 	if got, want := names(refs), "softmax__ref,softmax"+lower.RoundingSuffix+",softmax_temp_f16__ref,softmax_temp_f16"+lower.RoundingSuffix; got != want {
 		t.Errorf("reference plans %s, want %s", got, want)
+	}
+	// A kernel named: its own plan, then its instances.
+	kb := &builder{target: tgt, be: be, out: t.TempDir(), only: []string{"chain", "softmax_vocab"}}
+	kunits, err := kb.emit(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	krefs, err := kb.emitReference(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(kunits), "softmax_vocab,chain,chain_kb,chain_small"; got != want {
+		t.Errorf("with a kernel named: plans %s, want %s", got, want)
+	}
+	if got, want := names(krefs), "softmax__ref,softmax"+lower.RoundingSuffix+",chain__ref,chain"+lower.RoundingSuffix; got != want {
+		t.Errorf("with a kernel named: reference plans %s, want %s", got, want)
 	}
 	be.compile(context.Background(), append(units, refs...), 2, false, &diags)
 	if diags.HasErrors() {

@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "test", args: "--target cuda:sm_90|all|T,T... [--seeds N] [--max-work W] [-o DIR] [--json] [--time] [--matrix-md F] [--matrix-json F] FILE...",
+		name: "test", args: "--target cuda:sm_90|all|T,T... [--kernel NAME,...] [--seeds N] [--max-work W] [-o DIR] [--json] [--time] [--matrix-md F] [--matrix-json F] FILE...",
 		short: "build kernels and check them on the GPU against the reference interpreter",
 		long: `
 Test builds every kernel and instance of each FILE for the target, runs each
@@ -35,7 +35,8 @@ also gets twice the error that the reference kernels themselves make with
 their sums in the declared accumulation types (a softmax of long f32 dot
 products turns the sums' rounding into relative error). A kernel that crashes or hangs fails alone:
 the runner restarts and testing goes on. Exit status 1 when any check
-fails.
+fails. --kernel names the instances and kernels to test (a kernel with its
+instances); the others are not built.
 
 With --target all (or a comma-separated list of targets) test is the
 portability run: every file is built for every target whose toolchain is
@@ -58,6 +59,7 @@ bandwidth and peaks are listed. Split by files, not by targets: a run's instance
 compared with its own first target only.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")
+			kernels := fs.String("kernel", "", "comma-separated instances or kernels to test (default: all)")
 			out := fs.String("o", "", "keep the build in this directory (default: a temporary one)")
 			var tools toolPaths
 			tools.register(fs)
@@ -109,8 +111,8 @@ compared with its own first target only.`,
 					if err != nil {
 						return usageError("test", "%v", err)
 					}
-					if len(config) > 0 || *out != "" {
-						return usageError("test", "--config and -o take one target")
+					if len(config) > 0 || *out != "" || *kernels != "" {
+						return usageError("test", "--config, --kernel and -o take one target")
 					}
 					t := &tester{seeds: *seeds, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
 					return portability(ctx, targets, tools, tuned, args, t, *timeIt, *matrixMD, *matrixJSON)
@@ -118,7 +120,11 @@ compared with its own first target only.`,
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
 					return usageError("test", "--time, --matrix-md and --matrix-json need several targets (--target all)")
 				}
-				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, nil, args)
+				var only []string
+				if *kernels != "" {
+					only = strings.Split(*kernels, ",")
+				}
+				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, only, args)
 				if g == nil {
 					return code
 				}

@@ -445,8 +445,40 @@ func (t tileContraction) Default(l *Launch) Config {
 				cfg[d.key] = min(cfg[d.key], max(16, nextPow2(n.I)))
 			}
 		}
+		fillGPU(c, cfg)
 	}
 	return cfg
+}
+
+// fillGPU halves a dot's tile, its rows down to 32 and then its columns
+// down to 16, while the product (every extent known) has fewer tiles than
+// half of bigGPU's multiprocessors (as simtTile) and halving gives it
+// more; a tile under 128 x 64 takes 4 warps. On the H100 (testsuite/results/2026-11-27-h100-s21-tune-triton/),
+// a stride-3 1-D convolution of 1332 x 32 outputs, 11 tiles of 128 x 32,
+// took 35.01 us, and tuning's best, 84 tiles of 32 x 16 with 4 warps,
+// 13.74.
+func fillGPU(c *Contraction, cfg Config) {
+	b, bok := Simplify(Extent(c.Batch)).(*ir.Const)
+	m, mok := Simplify(Extent(c.M)).(*ir.Const)
+	n, nok := Simplify(Extent(c.N)).(*ir.Const)
+	if !bok || !mok || !nok {
+		return
+	}
+	tiles := func(bm, bn int64) int64 { return b.I * ((m.I + bm - 1) / bm) * ((n.I + bn - 1) / bn) }
+	for tiles(cfg["BLOCK_M"], cfg["BLOCK_N"]) < bigGPU/2 {
+		bm, bn := cfg["BLOCK_M"], cfg["BLOCK_N"]
+		switch t := tiles(bm, bn); {
+		case bm > 32 && tiles(bm/2, bn) > t:
+			cfg["BLOCK_M"] = bm / 2
+		case bn > 16 && tiles(bm, bn/2) > t:
+			cfg["BLOCK_N"] = bn / 2
+		default:
+			return
+		}
+		if cfg["BLOCK_M"]*cfg["BLOCK_N"] < 128*64 {
+			cfg["num_warps"] = 4
+		}
+	}
 }
 
 // Check: dots need every block dimension at least 16.

@@ -5,6 +5,7 @@ import (
 
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/lower"
+	"kgen.dev/kgen/runtime"
 )
 
 // TestIEEEDotOperands: on a tile backend, an f32 product whose operands
@@ -84,6 +85,66 @@ instance many = mm<M = 2048, N = 2048, K = 512>
 		}
 		if got := p.Launches[0].Config.String(); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestDotChecks: Triton dot configurations whose accumulator or operand
+// pipeline cannot fit are refused before anything compiles, with the
+// figures computed by hand: f32 tiles of 64 x 128 x 128 at 4 stages take
+// 3 buffers of (64 x 128 + 128 x 128) x 4 bytes = 294912 (over 232448);
+// 128 x 256 x 64 at 3 stages 2 buffers of 98304 = 196608, which fits; a
+// 256 x 256 accumulator over 2 warps takes 1024 registers a thread.
+func TestDotChecks(t *testing.T) {
+	prog, diags := frontend.CheckSource("fill.kg", `
+kernel mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel pv<M, N, K>(P: f32[M, K], V: f16[K, N]) -> (O: f32[M, N]) {
+  O[m, n] = sum[k](P[m, k] * f32(V[k, n]))
+}
+instance f = mm<M = 4096, N = 4096, K = 4096>
+instance h = pv<M = 4096, N = 4096, K = 4096>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := tgt.Limits()
+	if lim.MaxSmem != 232448 {
+		t.Fatalf("triton:sm_90: %d bytes of shared memory a block, want 232448", lim.MaxSmem)
+	}
+	for _, tc := range []struct {
+		inst string
+		cfg  lower.Config
+		smem int64
+		ok   bool
+	}{
+		{"f", lower.Config{"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 4, "num_warps": 8}, 294912, false},
+		{"f", lower.Config{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 3, "num_warps": 8}, 196608, true},
+		{"f", lower.Config{"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 32, "num_stages": 2, "num_warps": 2}, 65536, false},
+		{"f", lower.Config{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "num_stages": 1, "num_warps": 4}, 49152, false},
+		// A of f32 and B of f16: 3 x (128 x 64 x 4 + 64 x 256 x 2).
+		{"h", lower.Config{"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": 4, "num_warps": 8}, 196608, true},
+	} {
+		in := prog.Instance(tc.inst)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := lower.Config{"GROUP_M": 8}
+		for k, v := range tc.cfg {
+			cfg[k] = v
+		}
+		_, err = lower.Override(p, cfg, lim)
+		if got := lower.TileDotSmem(p.Launches[0]); got != tc.smem {
+			t.Errorf("%s %v: %d bytes, want %d", tc.inst, tc.cfg, got, tc.smem)
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("%s %v: %v, want accepted %v", tc.inst, tc.cfg, err, tc.ok)
 		}
 	}
 }

@@ -481,13 +481,49 @@ func fillGPU(c *Contraction, cfg Config) {
 	}
 }
 
-// Check: dots need every block dimension at least 16.
+// Check: dots need every block dimension at least 16; a dot's f32
+// accumulator takes at most maxDotAcc registers a thread; and its operand
+// tiles' pipeline buffers (TileDotSmem) fit the target's shared memory.
+// Without the last two, a third of a Triton search's first evaluations
+// were compile errors and resource limits, and one took 56.8 ms where the
+// default took 1.2 (testsuite/results/2026-11-27-h100-s21-tune-triton/).
 func (t tileContraction) Check(l *Launch) error {
 	c := t.match(l.Stmt)
-	if (c.Dot || c.IEEEDot) && min(l.Config["BLOCK_M"], l.Config["BLOCK_N"], l.Config["BLOCK_K"]) < 16 {
+	if !c.Dot && !c.IEEEDot {
+		return nil
+	}
+	cfg := l.Config
+	if min(cfg["BLOCK_M"], cfg["BLOCK_N"], cfg["BLOCK_K"]) < 16 {
 		return fmt.Errorf("tl.dot needs BLOCK_M, BLOCK_N and BLOCK_K of at least 16")
 	}
+	if acc := cfg["BLOCK_M"] * cfg["BLOCK_N"] / (32 * max(cfg["num_warps"], 1)); acc > maxDotAcc {
+		return fmt.Errorf("the %d x %d accumulator takes %d registers a thread of %d warps; at most %d", cfg["BLOCK_M"], cfg["BLOCK_N"], acc, cfg["num_warps"], maxDotAcc)
+	}
+	if smem := TileDotSmem(l); l.Target.MaxSmem > 0 && smem > l.Target.MaxSmem {
+		return fmt.Errorf("the operand tiles' pipeline takes at least %d bytes of shared memory; the target has %d", smem, l.Target.MaxSmem)
+	}
 	return nil
+}
+
+// maxDotAcc is the most accumulator elements a thread of a Triton dot
+// keeps: 128 x 256 tiles of 8 warps, the best bf16 GEMM configuration on
+// the H100, hold 128; a thread has 255 registers in all.
+const maxDotAcc = 128
+
+// TileDotSmem is a lower bound on the shared memory of a Triton dot
+// launch: num_stages - 1 buffers (at least one) of a BLOCK_M x BLOCK_K
+// tile of A and a BLOCK_K x BLOCK_N tile of B, each of its tensor's type. Triton 3.6 for sm_90 allocates exactly that for f32 dots and
+// for 16-bit dots off its warpgroup path, and num_stages buffers on it:
+// 128 x 256 x 64 tiles of f32 at 3 and 4 stages took 196608 and 294912
+// bytes, of bf16 147456 and 196608.
+func TileDotSmem(l *Launch) int64 {
+	c := MatchContraction(l)
+	if c == nil || (!c.Dot && !c.IEEEDot) {
+		return 0
+	}
+	cfg := l.Config
+	bufs := max(cfg["num_stages"]-1, 1)
+	return bufs * (cfg["BLOCK_M"]*cfg["BLOCK_K"]*int64(c.A.Tensor.DType.Size()) + cfg["BLOCK_K"]*cfg["BLOCK_N"]*int64(c.B.Tensor.DType.Size()))
 }
 
 func (t tileContraction) Grid(l *Launch) Grid {

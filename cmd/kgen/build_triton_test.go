@@ -188,3 +188,88 @@ func TestTritonDivisionCorrectlyRounded(t *testing.T) {
 		t.Fatalf("no kernels compiled:\n%s", out)
 	}
 }
+
+// TestTritonDotSmem compiles Triton dots at several configurations for
+// triton:sm_80 and triton:sm_90 (no GPU needed) and checks that the
+// shared memory Triton's compiler reports is at least lower.TileDotSmem,
+// the bound by which the template's Check refuses configurations before
+// compiling them: a refused one could not have fit.
+func TestTritonDotSmem(t *testing.T) {
+	python := needTriton(t)
+	src := `
+kernel f32mm<M, N, K>(A: f32[M, K], B: f32[K, N]) -> (C: f32[M, N]) {
+  C[m, n] = sum[k](A[m, k] * B[k, n])
+}
+kernel bf16mm<M, N, K>(A: bf16[M, K], B: bf16[K, N]) -> (C: bf16[M, N]) @acc(f32) {
+  C[m, n] = sum[k](f32(A[m, k]) * f32(B[k, n]))
+}
+kernel pv<M, N, K>(P: f32[M, K], V: f16[K, N]) -> (O: f32[M, N]) {
+  O[m, n] = sum[k](P[m, k] * f32(V[k, n]))
+}
+instance f = f32mm<M = 2048, N = 2048, K = 2048>
+instance h = bf16mm<M = 2048, N = 2048, K = 2048>
+instance p = pv<M = 2048, N = 2048, K = 2048>
+`
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "dots.kg")
+	if err := os.WriteFile(spec, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog, diags := frontend.CheckSource(spec, src)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	for _, arch := range []string{"sm_80", "sm_90"} {
+		tgt, err := kgrt.ParseTarget("triton:" + arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cfg := range []string{
+			"BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,num_stages=3,num_warps=8",
+			"BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,num_stages=3,num_warps=8",
+			"BLOCK_M=64,BLOCK_N=128,BLOCK_K=64,num_stages=4,num_warps=4",
+			"BLOCK_M=32,BLOCK_N=64,BLOCK_K=32,num_stages=1,num_warps=4",
+		} {
+			code, _, errText := kgen(t, "build", "--target", "triton:"+arch, "--python", python, "-v", "--config", cfg, "-o", filepath.Join(dir, arch), spec)
+			if code != exitOK {
+				t.Fatalf("%s %s: exit %d\n%s", arch, cfg, code, errText)
+			}
+			var over lower.Config
+			for _, kv := range strings.Split(cfg, ",") {
+				k, v, _ := strings.Cut(kv, "=")
+				var n int64
+				fmt.Sscan(v, &n)
+				if over == nil {
+					over = lower.Config{}
+				}
+				over[k] = n
+			}
+			for _, in := range prog.Instances {
+				var shared int64 = -1
+				for _, line := range strings.Split(errText, "\n") {
+					if _, rest, ok := strings.Cut(line, "note: "+in.Name+": "); ok {
+						if i := strings.Index(rest, " bytes shared memory"); i >= 0 {
+							fields := strings.Fields(rest[:i])
+							fmt.Sscan(fields[len(fields)-1], &shared)
+						}
+					}
+				}
+				if shared < 0 {
+					t.Fatalf("%s %s %s: no shared memory reported\n%s", arch, cfg, in.Name, errText)
+				}
+				p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := lower.Override(p, over, tgt.Limits()); err != nil {
+					t.Fatalf("%s %s %s: %v", arch, cfg, in.Name, err)
+				}
+				bound := lower.TileDotSmem(p.Launches[0])
+				if bound > shared || bound == 0 {
+					t.Errorf("%s %s %s: bound %d bytes, Triton's compile %d", arch, cfg, in.Name, bound, shared)
+				}
+				t.Logf("%s %s %s: bound %d, Triton %d", arch, cfg, in.Name, bound, shared)
+			}
+		}
+	}
+}

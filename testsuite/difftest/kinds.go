@@ -332,7 +332,8 @@ func (g *gen) fullReduce() {
 }
 
 // contraction: matrix products, batched or not, operands in either
-// layout, with an epilogue; also matrix-vector products and dot products.
+// layout (f32 ones sometimes times a 16-bit one), with an epilogue; also
+// matrix-vector products and dot products.
 func (g *gen) contraction() {
 	M, N := g.newDim(1, 40), g.newDim(1, 40)
 	Kd := g.newDim(1, 48)
@@ -362,7 +363,13 @@ func (g *gen) contraction() {
 	if batch != "" && g.chance(0.3) {
 		bDims = bDims[1:] // a shared right operand
 	}
-	A, B := g.input(in, aDims), g.input(in, bDims)
+	// Sometimes f32 times a 16-bit operand, which the language widens (an
+	// exact ieee dot on Triton, as attention's probabilities times V).
+	inB := in
+	if in == "f32" && !tf && g.chance(0.3) {
+		inB = pickOf(g, []string{"f16", "bf16"})
+	}
+	A, B := g.input(in, aDims), g.input(inB, bDims)
 	sc := newScope()
 	if batch != "" {
 		sc.bind(batch)

@@ -10,7 +10,8 @@ import (
 
 // TestTritonInterpreted runs the Triton kernels of a few examples (a row
 // reduction with fused lets, a column reduction, matrix products with
-// tl.dot, convolutions, gathers with ??) in Triton's interpreter on the
+// tl.dot, attention's f32 probabilities times its f16 values in an ieee
+// dot, convolutions, gathers with ??) in Triton's interpreter on the
 // CPU through kgen test, which compares every output with kgen's own
 // interpreter at small shapes, bf16 products and libdevice calls included
 // (the runner mends the interpreter's gaps there: interpret_gaps). It needs the python of KGEN_TORCH_PYTHON
@@ -18,7 +19,7 @@ import (
 // skips without it unless KGEN_REQUIRE_TOOLCHAINS=1.
 func TestTritonInterpreted(t *testing.T) {
 	python := interpreterPython(t)
-	files := []string{"softmax.kg", "reductions.kg", "matmul.kg", "matmul_lowp.kg", "conv2d.kg", "activations.kg", "pad_concat.kg"}
+	files := []string{"softmax.kg", "reductions.kg", "matmul.kg", "matmul_lowp.kg", "attention.kg", "conv2d.kg", "activations.kg", "pad_concat.kg"}
 	args := []string{"--seeds", "1", "--max-work", "3e4"}
 	for _, f := range files {
 		args = append(args, "../../examples/"+f)

@@ -348,12 +348,13 @@ func igemmContraction(g *IGemm) *Contraction {
 }
 
 // classify sets TF32 and IEEEDot: tf32() operands, or, off the tensor
-// cores, a plain f32 product summed in f32 of two operands that are each an f32 load or a load
-// widened to f32 exactly (exactF32), which a dot computes exactly with
-// input_precision="ieee" once the operands are f32. Attention's
-// probabilities times its f16 values are one: on the H100, causal_gpt2's
-// P x V in Triton took a register-blocked product of 32 x 32 x 8 tiles by
-// default (testsuite/results/2026-11-27-h100-s21-tune/).
+// cores, a plain f32 product summed in f32 of two operands that are each
+// an f32 load or a load widened to f32 exactly (exactF32), which a dot
+// computes exactly with input_precision="ieee" once the operands are f32.
+// Attention's probabilities times its f16 values are one: on the H100,
+// causal_gpt2 on Triton took 1714.91 us with that product in 32 x 32 x 8
+// register blocks, 684.90 as a dot
+// (testsuite/results/2026-11-27-h100-s21-attention-pv/).
 func (c *Contraction) classify() {
 	if c.Dot && c.Elem == ir.F32 {
 		c.TF32 = true
@@ -453,10 +454,12 @@ func (t tileContraction) Default(l *Launch) Config {
 // fillGPU halves a dot's tile, its rows down to 32 and then its columns
 // down to 16, while the product (every extent known) has fewer tiles than
 // half of bigGPU's multiprocessors (as simtTile) and halving gives it
-// more; a tile under 128 x 64 takes 4 warps. On the H100 (testsuite/results/2026-11-27-h100-s21-tune-triton/),
-// a stride-3 1-D convolution of 1332 x 32 outputs, 11 tiles of 128 x 32,
-// took 35.01 us, and tuning's best, 84 tiles of 32 x 16 with 4 warps,
-// 13.74.
+// more; a tile under 128 x 64 takes 4 warps. On the H100, a stride-3 1-D
+// convolution of 1332 x 32 outputs, 11 tiles of 128 x 32, took 35.01 us,
+// and tuning's best, 84 tiles of 32 x 16 with 4 warps, 13.74
+// (testsuite/results/2026-11-27-h100-s21-tune-triton/); as the default,
+// 12 products were all faster (-s21-triton-fill/: conv1d_strided 32.03
+// -> 11.19 us, conv_s2 202.05 -> 130.56).
 func fillGPU(c *Contraction, cfg Config) {
 	b, bok := Simplify(Extent(c.Batch)).(*ir.Const)
 	m, mok := Simplify(Extent(c.M)).(*ir.Const)
@@ -512,10 +515,12 @@ const maxDotAcc = 128
 
 // TileDotSmem is a lower bound on the shared memory of a Triton dot
 // launch: num_stages - 1 buffers (at least one) of a BLOCK_M x BLOCK_K
-// tile of A and a BLOCK_K x BLOCK_N tile of B, each of its tensor's type. Triton 3.6 for sm_90 allocates exactly that for f32 dots and
-// for 16-bit dots off its warpgroup path, and num_stages buffers on it:
-// 128 x 256 x 64 tiles of f32 at 3 and 4 stages took 196608 and 294912
-// bytes, of bf16 147456 and 196608.
+// tile of A and a BLOCK_K x BLOCK_N tile of B, each of its tensor's type.
+// Triton 3.6 allocates exactly that for f32 dots and for 16-bit dots off
+// sm_90's warpgroup path, num_stages buffers on it, and stages a widened
+// operand in f32: 128 x 256 x 64 tiles of f32 at 3 and 4 stages took
+// 196608 and 294912 bytes, of bf16 147456 and 196608
+// (TestTritonDotSmem checks the bound against Triton's compiler).
 func TileDotSmem(l *Launch) int64 {
 	c := MatchContraction(l)
 	if c == nil || (!c.Dot && !c.IEEEDot) {

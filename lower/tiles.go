@@ -461,13 +461,13 @@ func (t tileContraction) Default(l *Launch) Config {
 // 12 products were all faster (-s21-triton-fill/: conv1d_strided 32.03
 // -> 11.19 us, conv_s2 202.05 -> 130.56).
 func fillGPU(c *Contraction, cfg Config) {
-	b, bok := Simplify(Extent(c.Batch)).(*ir.Const)
-	m, mok := Simplify(Extent(c.M)).(*ir.Const)
-	n, nok := Simplify(Extent(c.N)).(*ir.Const)
+	b, bok := constExtent(c.Batch)
+	m, mok := constExtent(c.M)
+	n, nok := constExtent(c.N)
 	if !bok || !mok || !nok {
 		return
 	}
-	tiles := func(bm, bn int64) int64 { return b.I * ((m.I + bm - 1) / bm) * ((n.I + bn - 1) / bn) }
+	tiles := func(bm, bn int64) int64 { return b * ((m + bm - 1) / bm) * ((n + bn - 1) / bn) }
 	for tiles(cfg["BLOCK_M"], cfg["BLOCK_N"]) < bigGPU/2 {
 		bm, bn := cfg["BLOCK_M"], cfg["BLOCK_N"]
 		switch t := tiles(bm, bn); {
@@ -502,7 +502,7 @@ func (t tileContraction) Check(l *Launch) error {
 	if acc := cfg["BLOCK_M"] * cfg["BLOCK_N"] / (32 * max(cfg["num_warps"], 1)); acc > maxDotAcc {
 		return fmt.Errorf("the %d x %d accumulator takes %d registers a thread of %d warps; at most %d", cfg["BLOCK_M"], cfg["BLOCK_N"], acc, cfg["num_warps"], maxDotAcc)
 	}
-	if smem := TileDotSmem(l); l.Target.MaxSmem > 0 && smem > l.Target.MaxSmem {
+	if smem := tileDotSmem(c, cfg); l.Target.MaxSmem > 0 && smem > l.Target.MaxSmem {
 		return fmt.Errorf("the operand tiles' pipeline takes at least %d bytes of shared memory; the target has %d", smem, l.Target.MaxSmem)
 	}
 	return nil
@@ -526,7 +526,10 @@ func TileDotSmem(l *Launch) int64 {
 	if c == nil || (!c.Dot && !c.IEEEDot) {
 		return 0
 	}
-	cfg := l.Config
+	return tileDotSmem(c, l.Config)
+}
+
+func tileDotSmem(c *Contraction, cfg Config) int64 {
 	bufs := max(cfg["num_stages"]-1, 1)
 	return bufs * (cfg["BLOCK_M"]*cfg["BLOCK_K"]*int64(c.A.Tensor.DType.Size()) + cfg["BLOCK_K"]*cfg["BLOCK_N"]*int64(c.B.Tensor.DType.Size()))
 }

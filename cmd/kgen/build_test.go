@@ -220,14 +220,17 @@ func TestBuildOnly(t *testing.T) {
 	}
 	var diags diag.List
 	files := loadFiles([]string{"../../examples/softmax.kg", "../../examples/elementwise.kg"}, &diags)
-	b := &builder{target: tgt, be: be, out: t.TempDir(), only: []string{"softmax_vocab", "softmax_temp"}}
-	units, err := b.emit(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	refs, err := b.emitReference(files)
-	if err != nil {
-		t.Fatal(err)
+	build := func(only ...string) (units, refs []*unit) {
+		b := &builder{target: tgt, be: be, out: t.TempDir(), only: only}
+		units, err := b.emit(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs, err = b.emitReference(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return units, refs
 	}
 	names := func(us []*unit) string {
 		var s []string
@@ -238,6 +241,7 @@ func TestBuildOnly(t *testing.T) {
 		}
 		return strings.Join(s, ",")
 	}
+	units, refs := build("softmax_vocab", "softmax_temp")
 	if got, want := names(units), "softmax_vocab,softmax_temp"; got != want {
 		t.Errorf("plans %s, want %s", got, want)
 	}
@@ -245,15 +249,7 @@ func TestBuildOnly(t *testing.T) {
 		t.Errorf("reference plans %s, want %s", got, want)
 	}
 	// A kernel named: its own plan, then its instances.
-	kb := &builder{target: tgt, be: be, out: t.TempDir(), only: []string{"chain", "softmax_vocab"}}
-	kunits, err := kb.emit(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	krefs, err := kb.emitReference(files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kunits, krefs := build("chain", "softmax_vocab")
 	if got, want := names(kunits), "softmax_vocab,chain,chain_kb,chain_small"; got != want {
 		t.Errorf("with a kernel named: plans %s, want %s", got, want)
 	}

@@ -14,6 +14,7 @@ import (
 	"kgen.dev/kgen/frontend"
 	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tune"
 )
 
 // needTriton returns the python that imports triton (KGEN_PYTHON, else
@@ -234,15 +235,9 @@ instance p = pv<M = 2048, N = 2048, K = 2048>
 			if code != exitOK {
 				t.Fatalf("%s %s: exit %d\n%s", arch, cfg, code, errText)
 			}
-			var over lower.Config
-			for _, kv := range strings.Split(cfg, ",") {
-				k, v, _ := strings.Cut(kv, "=")
-				var n int64
-				fmt.Sscan(v, &n)
-				if over == nil {
-					over = lower.Config{}
-				}
-				over[k] = n
+			over, err := tune.ParseConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
 			for _, in := range prog.Instances {
 				var shared int64 = -1

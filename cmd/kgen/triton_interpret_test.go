@@ -59,6 +59,37 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 	}
 }
 
+// TestTritonStreamedRowsInterpreted runs row reductions whose rows
+// stream through blocks (row-reduce BLOCK=32, set with --config) in
+// Triton's interpreter: rows that are no whole number of blocks and rows
+// that are, a softmax (max and shifted sum in one pass), a layer norm
+// (mean and squared deviations in one pass) and a sum, each followed by
+// an output pass that takes the row's blocks last first.
+func TestTritonStreamedRowsInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := writeFile(t, t.TempDir(), "streamed.kg", `
+kernel softmax_100(X: f32[5, 100]) -> (Y: f32[5, 100]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
+}
+kernel ln_77<; eps: f32 = 1e-5>(X: f32[3, 77]) -> (Y: f32[3, 77]) {
+  let mean[r] = sum[d](X[r, d]) / 77
+  let var[r] = sum[d]((X[r, d] - mean[r]) * (X[r, d] - mean[r])) / 77
+  Y[r, d] = (X[r, d] - mean[r]) * rsqrt(var[r] + eps)
+}
+kernel center_96(X: f32[4, 96]) -> (Y: f32[4, 96]) {
+  let s[r] = sum[d](X[r, d])
+  Y[r, d] = X[r, d] - s[r] / 96
+}
+`)
+	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32", spec)...)
+	summary := lastLine(out)
+	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+}
+
 // TestTritonColGroupsInterpreted runs column groups (softmax and norms
 // over an outer axis, one col-group program per strip of columns; see
 // lower/colgroup.go) in Triton's interpreter: backends/cuda's

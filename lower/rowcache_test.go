@@ -230,6 +230,23 @@ instance long = rowsum<R = 4096, D = 1000>
 instance empty = rowsum<R = 40000, D = 0>
 instance vocab = rowsum<R = 128, D = 50257>
 instance vocab_many = rowsum<R = 512, D = 50257>
+kernel center<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let m[r] = sum[d](X[r, d]) / D
+  Y[r, d] = X[r, d] - m[r]
+}
+kernel center_bf16<R, D>(X: bf16[R, D]) -> (Y: bf16[R, D]) @acc(f32) {
+  let m[r] = sum[d](X[r, d]) / D
+  Y[r, d] = X[r, d] - m[r]
+}
+kernel scale<R, D>(X: f32[R, D], g: f32[D]) -> (Y: f32[R, D]) {
+  let m[r] = sum[d](X[r, d]) / D
+  Y[r, d] = (X[r, d] - m[r]) * g[d]
+}
+instance inorm = center<R = 1024, D = 65536>
+instance inorm_bf16 = center_bf16<R = 1024, D = 65536>
+instance inorm_few = center<R = 128, D = 65536>
+instance inorm_short = center<R = 1024, D = 16384>
+instance inorm_gamma = scale<R = 1024, D = 65536>
 `)
 	tgt, err := runtime.ParseTarget("triton:sm_90")
 	if err != nil {
@@ -244,6 +261,15 @@ instance vocab_many = rowsum<R = 512, D = 50257>
 		// Streamed: 128 rows, a program a multiprocessor; 512, four.
 		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
 		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
+		// Streamed and then written, rows for two rounds of 132
+		// programs, 4 bytes an element of input: blocks of 8192 staged.
+		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, num_stages=4, num_warps=16",
+		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, num_stages=4, num_warps=16",
+		// A program a multiprocessor; rows that fit a block; 8 bytes an
+		// element (X and g).
+		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
+		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, num_stages=1, num_warps=16",
+		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())

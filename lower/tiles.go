@@ -186,7 +186,9 @@ func (tileRowReduce) Default(l *Launch) Config {
 		block = max(128, nextPow2(n))
 	}
 	warps := min(16, max(1, block/512))
-	if rows, ok := Simplify(Rows(l)).(*ir.Const); ok && block < n && rows.I <= bigGPU {
+	rows, ok := Simplify(Rows(l)).(*ir.Const)
+	switch {
+	case ok && block < n && rows.I <= bigGPU:
 		// Rows streamed through blocks, no more than a program a
 		// multiprocessor: 16 warps each, for loads enough in flight. On
 		// the H100 (testsuite/results/2026-11-26-h100-s15-triton-rows/),
@@ -195,8 +197,41 @@ func (tileRowReduce) Default(l *Launch) Config {
 		// over 512 rows of 32000, four programs a multiprocessor, 28.51
 		// with 8 and 30.91 with 16.
 		warps = 16
+	case ok && n > 2*streamBlock && rows.I >= 2*bigGPU && len(l.Stmt.Index) > l.RowDims && streamBytes(l) <= 4:
+		// Long rows streamed, then written (an output pass after the
+		// reductions'), programs enough for two rounds of the GPU, and a
+		// row's loads in a block staged 3 steps ahead within 96 KiB (4
+		// bytes an element over every input read): blocks of 8192 of 16
+		// warps and 4 stages. On the H100
+		// (testsuite/results/2026-11-27-h100-s22-streamed/configs/),
+		// instancenorm over 1024 rows of 65536 f32 took 264.35 us with
+		// the blocks of 4096 and 8 warps above, 258.75 with 4 stages,
+		// and 244.35 in blocks of 8192 with 4 stages (softmax over 128
+		// rows of 50257, the case above, 39.84 as it is and 57.86 so).
+		return Config{"BLOCK": streamBlock, "num_warps": 16, "BLOCK_ROWS": 1, "num_stages": 4}
 	}
 	return Config{"BLOCK": block, "num_warps": warps, "BLOCK_ROWS": 1}
+}
+
+// streamBlock is the block of a tile-level row-reduce default that
+// streams long rows from many programs.
+const streamBlock = 8192
+
+// streamBytes is the bytes a row element costs a streaming loop's loads:
+// the sum of the element sizes of every input the launch reads.
+func streamBytes(l *Launch) int64 {
+	seen := map[*ir.Tensor]bool{}
+	var bytes int64
+	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input && !seen[ld.Tensor] {
+				seen[ld.Tensor] = true
+				bytes += int64(ld.Tensor.DType.Size())
+			}
+			return true
+		})
+	}
+	return bytes
 }
 
 func (tileRowReduce) Grid(l *Launch) Grid {

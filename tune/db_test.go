@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,4 +197,22 @@ func TestLookup(t *testing.T) {
 	check("nearest, its default unmeasured", q6, recs, "", "")
 	q6.Dims = q.Dims
 	check("exact, another default", q6, append(recs, def), "BM=256", "exact")
+
+	// At the exact shape, a search that started from another default
+	// stands where it measured today's, and not where it did not.
+	exactDef := evalRecord("h", "M=4096, N=4096, K=4096", d(4096, 4096, 4096), "H100", "BM=128", 500)
+	exactDef.Default = true
+	withDef := append(slices.Clone(recs), exactDef)
+	q7 := q
+	q7.Defaults = []string{"BM=128"}
+	check("exact, same default", q7, withDef, "BM=256", "exact")
+	q7.Defaults = []string{"BM=256"}
+	check("exact, today's default measured", q7, withDef, "BM=256", "exact")
+	q7.Defaults = []string{"BM=512"}
+	check("exact, today's default unmeasured", q7, withDef, "", "")
+	if c, _ := Lookup(withDef, q7); !strings.Contains(c.Declined, "tuned at this shape against another default (BM=128)") {
+		t.Errorf("exact, today's default unmeasured: declined %q", c.Declined)
+	}
+	q7.Defaults = []string{"BM=64"} // measured, but it failed there
+	check("exact, today's default failed there", q7, withDef, "BM=256", "exact")
 }

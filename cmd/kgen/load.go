@@ -213,3 +213,10 @@ func (c *configFlag) Set(v string) error {
 	}
 	return nil
 }
+
+// declares reports whether the file declares an instance or a kernel
+// named name.
+func (l *loaded) declares(name string) bool {
+	return slices.ContainsFunc(l.prog.Instances, func(in *ir.Instance) bool { return in.Name == name }) ||
+		slices.ContainsFunc(l.prog.Kernels, func(k *ir.Kernel) bool { return k.Name == name })
+}

@@ -142,11 +142,20 @@ func runsOn(t kgrt.Target, d kgrt.Device) string {
 }
 
 // portability runs the whole matrix. It returns the exit status.
-func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tuned *tunedConfigs, files []string, t *tester, timeIt bool, mdOut, jsonOut string) int {
+func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tuned *tunedConfigs, files, only []string, t *tester, timeIt bool, mdOut, jsonOut string) int {
 	var diags diag.List
 	loaded := loadFiles(files, &diags)
 	if code := report(&diags, false); code != exitOK {
 		return code
+	}
+	for _, w := range only {
+		found := false
+		for _, l := range loaded {
+			found = found || l.declares(w)
+		}
+		if !found {
+			return usageError("test", "--kernel: no instance or kernel %q in the files given", w)
+		}
 	}
 	dir, err := os.MkdirTemp("", "kgen-portability-")
 	if err != nil {
@@ -171,7 +180,7 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 			continue
 		}
 		pt.be = be
-		pt.build(ctx, loaded, tuned, filepath.Join(dir, strings.ReplaceAll(tgt.String(), ":", "-")), compiles)
+		pt.build(ctx, loaded, tuned, only, filepath.Join(dir, strings.ReplaceAll(tgt.String(), ":", "-")), compiles)
 		switch {
 		case gpuErr != nil:
 			pt.runnable = "compile only: " + gpuErr.Error()
@@ -338,7 +347,7 @@ type compileQueue struct {
 // one compile per file on q, recording each file's outcome in
 // pt.compiled and the wall time from the first compile's start to the
 // last one's end in pt.buildSeconds, once q's wait group is done.
-func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedConfigs, dir string, q *compileQueue) {
+func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedConfigs, only []string, dir string, q *compileQueue) {
 	pt.compiled = make([]string, len(loaded))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		for i := range pt.compiled {
@@ -346,7 +355,7 @@ func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedC
 		}
 		return
 	}
-	b := &builder{target: pt.tgt, be: pt.be, out: dir, tuned: tuned}
+	b := &builder{target: pt.tgt, be: pt.be, out: dir, tuned: tuned, only: only}
 	var err error
 	if pt.units, err = b.emit(loaded); err == nil {
 		pt.refs, err = b.emitReference(loaded)

@@ -232,3 +232,19 @@ func TestPortabilityCompileOnly(t *testing.T) {
 		t.Errorf("markdown (%v):\n%s", err, text)
 	}
 }
+
+// TestPortabilityKernel: a portability run takes --kernel as a single
+// target's run does (the builder's filter, TestBuildOnly); a name that no
+// file declares is a usage error before anything builds, and --config
+// still takes one target.
+func TestPortabilityKernel(t *testing.T) {
+	files := []string{"../../examples/softmax.kg", "../../examples/elementwise.kg"}
+	code, _, errText := kgen(t, append([]string{"test", "--target", "hip:gfx90a,hip:gfx1030", "--kernel", "softmax_vocab,chain,no_such"}, files...)...)
+	if code != exitUsage || !strings.Contains(errText, `--kernel: no instance or kernel "no_such" in the files given`) {
+		t.Errorf("an unknown name: exit %d, stderr %q; want a usage error naming it", code, errText)
+	}
+	code, _, errText = kgen(t, append([]string{"test", "--target", "all", "--config", "BLOCK=64"}, files...)...)
+	if code != exitUsage || !strings.Contains(errText, "--config and -o take one target") {
+		t.Errorf("--config with several targets: exit %d, stderr %q; want a usage error", code, errText)
+	}
+}

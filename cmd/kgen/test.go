@@ -42,7 +42,8 @@ With --target all (or a comma-separated list of targets) test is the
 portability run: every file is built for every target whose toolchain is
 found (the others are listed as left out), tested on every target that
 runs on this machine's GPU, and each instance is run on all of those on
-the same inputs, its outputs compared with the first target's. --time
+the same inputs, its outputs compared with the first target's (--kernel
+limits it as above). --time
 also times each instance on each target. It prints the portability matrix
 (files x targets: compiles, correct; instances x targets: agreement, time,
 fraction of the roofline); --matrix-md and --matrix-json write it, after
@@ -106,23 +107,23 @@ compared with its own first target only.`,
 					fmt.Fprintf(stderr, "kgen test: %v\n", err)
 					return exitUser
 				}
+				var only []string
+				if *kernels != "" {
+					only = strings.Split(*kernels, ",")
+				}
 				if *target == "all" || strings.Contains(*target, ",") {
 					targets, err := parseTargets(*target)
 					if err != nil {
 						return usageError("test", "%v", err)
 					}
-					if len(config) > 0 || *out != "" || *kernels != "" {
-						return usageError("test", "--config, --kernel and -o take one target")
+					if len(config) > 0 || *out != "" {
+						return usageError("test", "--config and -o take one target")
 					}
 					t := &tester{seeds: *seeds, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
-					return portability(ctx, targets, tools, tuned, args, t, *timeIt, *matrixMD, *matrixJSON)
+					return portability(ctx, targets, tools, tuned, args, only, t, *timeIt, *matrixMD, *matrixJSON)
 				}
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
 					return usageError("test", "--time, --matrix-md and --matrix-json need several targets (--target all)")
-				}
-				var only []string
-				if *kernels != "" {
-					only = strings.Split(*kernels, ",")
 				}
 				g, code := openGPU(ctx, "test", *target, *out, tools, lower.Config(config), tuned, only, args)
 				if g == nil {

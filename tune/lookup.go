@@ -133,13 +133,17 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 	}
 	if q.Defaults != nil {
 		defs := make([]string, len(q.Templates))
-		measured := map[string]bool{} // launch and configuration, failed or not
+		type launchConfig struct {
+			launch int
+			config string
+		}
+		measured := map[launchConfig]bool{} // failed or not
 		for _, r := range append(failed, fit...) {
 			if r.Device.Name != device || r.Shape != shape || r.Kind != KindEval {
 				continue
 			}
 			for i, cfg := range r.Configs {
-				measured[fmt.Sprint(i, cfg)] = true
+				measured[launchConfig{i, cfg}] = true
 			}
 			if r.Time != nil && r.Default && r.Launch >= 0 && r.Launch < len(defs) {
 				defs[r.Launch] = r.Configs[r.Launch] // the last search's
@@ -152,7 +156,7 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 			}
 			switch {
 			case d == now:
-			case dist == 0 && (d == "" || measured[fmt.Sprint(i, now)]):
+			case dist == 0 && (d == "" || measured[launchConfig{i, now}]):
 				// At the exact shape, a search that measured today's
 				// default (or records too old to say) stands.
 			case d == "":

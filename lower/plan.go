@@ -185,6 +185,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	}
 	if !reference {
 		oneHotSums(k) // before InlineLets: a let it leaves elementwise inlines
+		strideSums(k)
 	}
 	InlineLets(k)
 	if widen {

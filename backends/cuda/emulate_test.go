@@ -552,3 +552,13 @@ func harness(plans []*lower.Plan, d *Dialect) string {
 `)
 	return sb.String()
 }
+
+// TestEmulatedStrideSums runs testdata/strides.kg, sums whose terms a
+// divisibility test picks (lower/stridesum.go sums every stride-th point
+// of the axis instead): transposed convolutions with and without a range
+// test left, the axis added, first in the difference, or starting at 1.
+// A start or count that missed or repeated a tap shows as a wrong output.
+func TestEmulatedStrideSums(t *testing.T) {
+	gxx := emulatorGxx(t)
+	emulateFile(t, gxx, "testdata/strides.kg")
+}

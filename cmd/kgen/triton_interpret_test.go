@@ -90,6 +90,19 @@ kernel center_96(X: f32[4, 96]) -> (Y: f32[4, 96]) {
 	}
 }
 
+// TestTritonStrideSumsInterpreted runs backends/cuda's testdata/strides.kg,
+// sums whose terms a divisibility test picks (lower/stridesum.go), in
+// Triton's interpreter, which evaluates both sides of a select: the loads
+// past the axis's end that a range test rules out read their default.
+func TestTritonStrideSumsInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "../../backends/cuda/testdata/strides.kg")...)
+	summary := lastLine(out)
+	if code != 0 || !strings.HasPrefix(summary, "14 plans: 14 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+}
+
 // TestTritonColGroupsInterpreted runs column groups (softmax and norms
 // over an outer axis, one col-group program per strip of columns; see
 // lower/colgroup.go) in Triton's interpreter: backends/cuda's

@@ -59,7 +59,8 @@ func strideSum(x ir.Expr) ir.Expr {
 	}
 	for i, a := range r.Axes {
 		e, neg, ok := strideTerm(mod.X, a)
-		if !ok || onAxes(e) || onAxes(a.Lo) || onAxes(a.Hi) {
+		bounds := slices.ContainsFunc(r.Axes, func(ix *ir.Index) bool { return Mentions(ix.Lo, a) || Mentions(ix.Hi, a) })
+		if !ok || onAxes(e) || onAxes(a.Lo) || onAxes(a.Hi) || bounds {
 			continue
 		}
 		// k = lo + floormod(±e - lo, s) + s * k'

@@ -30,16 +30,8 @@ func oneHotSums(k *ir.Kernel) {
 }
 
 func oneHot(x ir.Expr) ir.Expr {
-	r, ok := x.(*ir.Reduce)
-	if !ok || r.Op != ir.Sum {
-		return nil
-	}
-	sel, ok := r.Body.(*ir.Select)
-	if !ok || !isZeroConst(sel.Y) {
-		return nil
-	}
-	cmp, ok := sel.Cond.(*ir.Binary)
-	if !ok || cmp.Op != ir.Eq {
+	r, sel, cmp, ok := pickedSum(x)
+	if !ok {
 		return nil
 	}
 	for _, a := range r.Axes {
@@ -55,12 +47,7 @@ func oneHot(x ir.Expr) ir.Expr {
 			continue
 		}
 		term := ir.Substitute(sel.X, map[*ir.Index]ir.Expr{a: e})
-		term = ir.Rewrite(term, func(y ir.Expr) ir.Expr {
-			if ld, ok := y.(*ir.Load); ok && ld.Default == nil && mentionsExpr(ld, e) {
-				ld.Default = &ir.Const{T: ld.Tensor.DType, Span: ld.Span}
-			}
-			return nil
-		})
+		term = defaultZero(term, func(ld *ir.Load) bool { return mentionsExpr(ld, e) })
 		inRange := &ir.Binary{Op: ir.And, X: &ir.Binary{Op: ir.Le, X: a.Lo, Y: e}, Y: &ir.Binary{Op: ir.Lt, X: e, Y: a.Hi}}
 		var v ir.Expr = &ir.Select{Cond: inRange, X: term, Y: sel.Y, Span: sel.Span}
 		if v.Type() != r.T {
@@ -73,6 +60,35 @@ func oneHot(x ir.Expr) ir.Expr {
 		return &ir.Reduce{Op: ir.Sum, Axes: rest, Body: v, T: r.T, Span: r.Span}
 	}
 	return nil
+}
+
+// pickedSum matches a sum whose terms a comparison picks,
+// sum[...](x == y ? v : 0), and returns the sum, its select and the
+// comparison.
+func pickedSum(x ir.Expr) (r *ir.Reduce, sel *ir.Select, cmp *ir.Binary, ok bool) {
+	if r, ok = x.(*ir.Reduce); !ok || r.Op != ir.Sum {
+		return nil, nil, nil, false
+	}
+	if sel, ok = r.Body.(*ir.Select); !ok || !isZeroConst(sel.Y) {
+		return nil, nil, nil, false
+	}
+	if cmp, ok = sel.Cond.(*ir.Binary); !ok || cmp.Op != ir.Eq {
+		return nil, nil, nil, false
+	}
+	return r, sel, cmp, true
+}
+
+// defaultZero gives every load of term that reads picks a default of
+// zero, so that a backend that evaluates both sides of a select (Triton's
+// tl.where) never reads out of range where the select's test rules the
+// term out.
+func defaultZero(term ir.Expr, reads func(*ir.Load) bool) ir.Expr {
+	return ir.Rewrite(term, func(y ir.Expr) ir.Expr {
+		if ld, ok := y.(*ir.Load); ok && ld.Default == nil && reads(ld) {
+			ld.Default = &ir.Const{T: ld.Tensor.DType, Span: ld.Span}
+		}
+		return nil
+	})
 }
 
 // isZeroConst reports whether x is the constant zero.

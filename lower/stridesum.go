@@ -34,16 +34,8 @@ func strideSums(k *ir.Kernel) {
 }
 
 func strideSum(x ir.Expr) ir.Expr {
-	r, ok := x.(*ir.Reduce)
-	if !ok || r.Op != ir.Sum {
-		return nil
-	}
-	sel, ok := r.Body.(*ir.Select)
-	if !ok || !isZeroConst(sel.Y) {
-		return nil
-	}
-	eq, ok := sel.Cond.(*ir.Binary)
-	if !ok || eq.Op != ir.Eq {
+	r, sel, eq, ok := pickedSum(x)
+	if !ok {
 		return nil
 	}
 	mod, ok := eq.X.(*ir.Binary)
@@ -74,11 +66,8 @@ func strideSum(x ir.Expr) ir.Expr {
 		term := ir.Substitute(sel.X, map[*ir.Index]ir.Expr{a: at})
 		var v ir.Expr = term
 		if n, ok := constInt(Simplify(&ir.Binary{Op: ir.Sub, X: a.Hi, Y: a.Lo})); !ok || n%s != 0 {
-			term = ir.Rewrite(term, func(y ir.Expr) ir.Expr {
-				if ld, ok := y.(*ir.Load); ok && ld.Default == nil && slices.ContainsFunc(ld.Index, func(ix ir.Expr) bool { return Mentions(ix, step) }) {
-					ld.Default = &ir.Const{T: ld.Tensor.DType, Span: ld.Span}
-				}
-				return nil
+			term = defaultZero(term, func(ld *ir.Load) bool {
+				return slices.ContainsFunc(ld.Index, func(ix ir.Expr) bool { return Mentions(ix, step) })
 			})
 			v = &ir.Select{Cond: &ir.Binary{Op: ir.Lt, X: at, Y: a.Hi}, X: term, Y: sel.Y, Span: sel.Span}
 		}

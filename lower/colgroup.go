@@ -273,8 +273,12 @@ func (tileColGroup) Default(l *Launch) Config {
 	return Config{"BLOCK_K": bk, "BLOCK_N": bn, "num_warps": min(16, max(1, bk*bn/1024))}
 }
 
-// Check: the tile holds every reduced point.
+// Check: the tile holds every reduced point, at most maxTileThread
+// elements a thread.
 func (tileColGroup) Check(l *Launch) error {
+	if err := checkTileThreads(l, l.Config["BLOCK_K"]*l.Config["BLOCK_N"]); err != nil {
+		return err
+	}
 	n, ok := constExtent([]*ir.Index{MatchColGroup(l).K})
 	if !ok || n > l.Config["BLOCK_K"] {
 		return fmt.Errorf("BLOCK_K = %d must hold the %d reduced points", l.Config["BLOCK_K"], n)

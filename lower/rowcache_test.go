@@ -315,3 +315,79 @@ instance cosine_kb = cosine<NB = 128, D = 4096>
 		t.Errorf("%s: kept rows of %v, want [X Y]", l.Name, got)
 	}
 }
+
+// TestTileThreads: Triton's tile-level reductions hold at most 128
+// elements of a block a thread (a column reduction's step, a column
+// group's tile, a row-reduce's rows); their defaults hold no more than 32.
+func TestTileThreads(t *testing.T) {
+	prog, _ := checkOnSm90(t, "tiles.kg", `
+kernel vecmat<M, K>(x: f32[K], A: f32[K, M]) -> (y: f32[M]) {
+  y[m] = sum[k](x[k] * A[k, m])
+}
+instance vecmat_4k = vecmat<M = 4096, K = 4096>
+kernel softmax_dim1<NB, D, T>(X: f32[NB, D, T]) -> (Y: f32[NB, D, T]) {
+  let m[b, t] = max[d](X[b, d, t])
+  let s[b, t] = sum[d](exp(X[b, d, t] - m[b, t]))
+  Y[b, d, t] = exp(X[b, d, t] - m[b, t]) / s[b, t]
+}
+instance softmax_dim1_big = softmax_dim1<NB = 64, D = 1024, T = 256>
+kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance rows_4kx16k = rowsum<R = 4096, D = 16384>
+instance pool = rowsum<R = 131072, D = 49>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]struct {
+		config lower.Config
+		ok     bool
+	}{
+		"vecmat_4k": {
+			{lower.Config{"BLOCK_R": 128, "BLOCK_N": 32, "num_warps": 1, "num_stages": 3}, true},    // 128 a thread
+			{lower.Config{"BLOCK_R": 256, "BLOCK_N": 32, "num_warps": 1, "num_stages": 3}, false},   // 256
+			{lower.Config{"BLOCK_R": 128, "BLOCK_N": 512, "num_warps": 1, "num_stages": 1}, false},  // 2048: past the minute to compile
+			{lower.Config{"BLOCK_R": 512, "BLOCK_N": 512, "num_warps": 16, "num_stages": 3}, false}, // 512
+			{lower.Config{"BLOCK_R": 512, "BLOCK_N": 128, "num_warps": 16, "num_stages": 3}, true},  // 128
+		},
+		"softmax_dim1_big": {
+			{lower.Config{"BLOCK_K": 1024, "BLOCK_N": 16, "num_warps": 4}, true},   // 128: its tuned winner
+			{lower.Config{"BLOCK_K": 1024, "BLOCK_N": 256, "num_warps": 4}, false}, // 2048: past the minute to compile
+		},
+		"rows_4kx16k": {
+			{lower.Config{"BLOCK": 16384, "BLOCK_ROWS": 1, "num_warps": 4, "num_stages": 1}, true},  // 128
+			{lower.Config{"BLOCK": 16384, "BLOCK_ROWS": 1, "num_warps": 2, "num_stages": 1}, false}, // 256
+		},
+		"pool": {
+			{lower.Config{"BLOCK": 64, "BLOCK_ROWS": 64, "num_warps": 1, "num_stages": 1}, true},   // 128
+			{lower.Config{"BLOCK": 64, "BLOCK_ROWS": 64, "num_warps": 2, "num_stages": 1}, true},   // 64
+			{lower.Config{"BLOCK": 128, "BLOCK_ROWS": 64, "num_warps": 1, "num_stages": 1}, false}, // 256
+		},
+	}
+	want := map[string]string{"vecmat_4k": "col-reduce", "softmax_dim1_big": "col-group", "rows_4kx16k": "row-reduce", "pool": "row-reduce"}
+	for _, in := range prog.Instances {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if l.Template.Name() != want[in.Name] {
+			t.Fatalf("%s: template %s, want %s", in.Name, l.Template.Name(), want[in.Name])
+		}
+		if err := l.Check(tgt.Limits()); err != nil {
+			t.Errorf("%s's default: %v", in.Name, err)
+		}
+		for _, c := range cases[in.Name] {
+			l.Config = c.config
+			err := l.Check(tgt.Limits())
+			if (err == nil) != c.ok {
+				t.Errorf("%s at %s: got %v, want ok %v", in.Name, l.Config, err, c.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "elements a thread") {
+				t.Errorf("%s at %s: %v, want it to count the elements a thread", in.Name, l.Config, err)
+			}
+		}
+	}
+}

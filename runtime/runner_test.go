@@ -340,6 +340,16 @@ func fakeRunnerMain(mode string) {
 			reply("ok Fake GPU|9|0|132|52428800|85000000000|13000|232448|1024")
 		case "copybw":
 			reply("ok 3000.00 715.8")
+		case "copytime":
+			// As time: the median is the bytes in MB, then MIN_REPS,
+			// the flush's bytes in MiB and GRAPH echoed.
+			kind, size, _ := strings.Cut(f[5], ":")
+			if len(f) != 7 || kind != "write" {
+				reply("err EPROTO: copytime " + strings.Join(f[1:], " "))
+				continue
+			}
+			n, _ := strconv.Atoi(f[1])
+			reply(fmt.Sprintf("ok %.4f 1.0000 2.0000 %s %d %s", float64(n)/1e6, f[3], id(size)>>20, f[6]))
 		default:
 			reply("err EPROTO: unknown command '" + f[0] + "'")
 		}
@@ -432,6 +442,14 @@ func TestFakeRunnerRoundTrip(t *testing.T) {
 	}
 	if bw, err := r.CopyBandwidth(ctx, 0); err != nil || bw != 3000 {
 		t.Errorf("copy bandwidth: %v %v", bw, err)
+	}
+	// A copy under a kernel's protocol: its bytes, the default flush and
+	// the graph flag reach the runner.
+	if tm, err := r.TimeCopy(ctx, 3_000_000, TimeSpec{Graph: true}); err != nil || tm.MedianUS != 3 || tm.Reps != 10 || tm.ClockMHz != 100 || tm.Batch != 1 {
+		t.Errorf("copy timing: %+v %v", tm, err)
+	}
+	if _, err := r.TimeCopy(ctx, 0, TimeSpec{}); err == nil {
+		t.Error("a copy of 0 bytes was timed")
 	}
 	oor, _ := r.Func(ctx, m, "oor")
 	spec.Func = oor
@@ -835,6 +853,16 @@ func TestGPURunner(t *testing.T) {
 	t.Logf("device-to-device copy: %.0f GB/s (read + write)", bw)
 	if bw <= 0 {
 		t.Errorf("copy bandwidth %v", bw)
+	}
+	// A small copy under the kernels' protocol, in graphs: slower per byte
+	// than the large one, and timed in batches.
+	ct, err := r.TimeCopy(ctx, 1<<20, TimeSpec{Flush: FlushClean})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("1 MiB copy, clean flush: %v; %.0f GB/s", ct, ct.GBps(2<<20))
+	if !(ct.MedianUS > 0 && ct.P20US <= ct.MedianUS && ct.MedianUS <= ct.P80US) || ct.Batch == 0 || ct.GBps(2<<20) >= bw {
+		t.Errorf("1 MiB copy: %+v, want graphs and under %.0f GB/s", ct, bw)
 	}
 
 	// An illegal address kills the runner: a Crash, then a working restart.

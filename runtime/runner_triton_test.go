@@ -54,8 +54,9 @@ func TestPythonRunnerStartFailure(t *testing.T) {
 // TestPythonRunnerFlush drives the Triton runner's timing protocol with a
 // fake torch that counts what it is asked to do: a read flush sums the
 // scratch buffer before each sample and never writes it, a write flush
-// fills it and never sums it, copybw times without a flush, and a flush
-// token of an unknown kind is a protocol error.
+// fills it and never sums it, copybw times without a flush, copytime
+// times a copy under the flush it is given, and a flush token of an
+// unknown kind is a protocol error.
 func TestPythonRunnerFlush(t *testing.T) {
 	out := runPythonRunner(t, `
 import contextlib, types
@@ -83,13 +84,16 @@ for kind in ("read", "write"):
 del calls[:]
 x.copybw(["copybw", "64"])
 print("copybw", calls.count("sum"), calls.count("fill"))
+del calls[:]
+reply = x.copytime(["copytime", "64", "0", "3", "0", "read:4096", "0"])
+print("copytime", reply.split()[4], calls.count("op") - 1, calls.count("sum"), calls.count("fill"))
 try:
     x.time(["time", "0", "3", "0", "flush:4096", "0", "f"])
 except r.Fail as f:
     print(f.code)
 `)
 	// Three samples, one warm-up run: each sample after its own flush.
-	want := "read 3 3 3 0\nwrite 3 3 0 3\ncopybw 0 0\nEPROTO\n"
+	want := "read 3 3 3 0\nwrite 3 3 0 3\ncopybw 0 0\ncopytime 3 3 3 0\nEPROTO\n"
 	if string(out) != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
 	}

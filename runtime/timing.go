@@ -182,19 +182,12 @@ func parseTimeReply(rest string) (Timing, error) {
 func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var l2 int64
-	if s.FlushBytes == 0 {
-		info, err := r.infoLocked(ctx)
-		if err != nil {
-			return Timing{}, err
-		}
-		l2 = info.L2Bytes
-	}
 	if len(s.Launches) == 0 {
 		return Timing{}, &RunnerError{Op: "time", Code: "EPROTO", Msg: "nothing to time"}
 	}
-	if err := CheckFlush(s.Flush); err != nil {
-		return Timing{}, &RunnerError{Op: "time", Code: "EPROTO", Msg: err.Error()}
+	protocol, err := r.protocolLocked(ctx, "time", s)
+	if err != nil {
+		return Timing{}, err
 	}
 	var texts []string
 	for _, l := range s.Launches {
@@ -204,16 +197,58 @@ func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
 		}
 		texts = append(texts, text)
 	}
-	text := strings.Join(texts, " ")
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeTimeout
 	}
-	rest, err := r.do(ctx, timeout, "time "+s.timeText(l2)+" "+text)
+	rest, err := r.do(ctx, timeout, "time "+protocol+" "+strings.Join(texts, " "))
 	if err != nil {
 		return Timing{}, err
 	}
 	return parseTimeReply(rest)
+}
+
+// TimeCopy times a device-to-device copy of bytes under s's protocol (its
+// launches aside), as Time times a kernel: the ceiling of a memory-bound
+// launch that reads bytes and writes as many, where the copy bandwidth
+// (CopyBandwidth) is a large copy's. A small copy reaches less of it.
+func (r *Runner) TimeCopy(ctx context.Context, bytes int64, s TimeSpec) (Timing, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if bytes <= 0 {
+		return Timing{}, &RunnerError{Op: "copytime", Code: "EPROTO", Msg: fmt.Sprintf("a copy of %d bytes", bytes)}
+	}
+	protocol, err := r.protocolLocked(ctx, "copytime", s)
+	if err != nil {
+		return Timing{}, err
+	}
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeTimeout
+	}
+	rest, err := r.do(ctx, timeout, fmt.Sprintf("copytime %d %s", bytes, protocol))
+	if err != nil {
+		return Timing{}, err
+	}
+	return parseTimeReply(rest)
+}
+
+// protocolLocked checks s's flush and formats its protocol for the
+// runner's op (timeText), asking the device's L2 size where the flush
+// takes its default.
+func (r *Runner) protocolLocked(ctx context.Context, op string, s TimeSpec) (string, error) {
+	if err := CheckFlush(s.Flush); err != nil {
+		return "", &RunnerError{Op: op, Code: "EPROTO", Msg: err.Error()}
+	}
+	var l2 int64
+	if s.FlushBytes == 0 {
+		info, err := r.infoLocked(ctx)
+		if err != nil {
+			return "", err
+		}
+		l2 = info.L2Bytes
+	}
+	return s.timeText(l2), nil
 }
 
 // CopyBandwidth measures device-to-device copy bandwidth (cuMemcpyDtoD of

@@ -281,7 +281,15 @@ type benchRow struct {
 	Ops      float64     `json:"ops"` // Flops when counted, else the interpreter's operation count
 	GBps     float64     `json:"gbps"`
 	CopyFrac float64     `json:"copy_fraction"`
-	TFLOPs   float64     `json:"tflops,omitempty"`
+	// SizeCopy is a device-to-device copy of Bytes / 2 (moving Bytes)
+	// timed under the same protocol in the same run, for an instance that
+	// is no matrix product; SizeCopyFrac is its time over the instance's
+	// ("of same-size copy"); SizeCopyError says why the copy has no
+	// time.
+	SizeCopy      *kgrt.Timing `json:"size_copy,omitempty"`
+	SizeCopyFrac  float64      `json:"size_copy_fraction,omitempty"`
+	SizeCopyError string       `json:"size_copy_error,omitempty"`
+	TFLOPs        float64      `json:"tflops,omitempty"`
 	// Unit is the matrix unit that bounds a contraction's products
 	// (lower.MatrixUnit), PeakFrac its TFLOP/s over that unit's peak.
 	Unit     string  `json:"matrix_unit,omitempty"`
@@ -528,9 +536,11 @@ func (b *bencher) graphs() string {
 
 // time times a checked instance on inputs and fills in row's figures.
 func (b *bencher) time(ctx context.Context, row benchRow, p *lower.Plan, x *kgrt.Executor, inputs []*tensor.Tensor, copyBW float64) benchRow {
-	tm, err := x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Flush: b.flush})
+	spec := kgrt.TimeSpec{Flush: b.flush}
+	tm, err := x.Time(ctx, p, p.Env, inputs, spec)
 	if err == nil && tm.MedianUS < 20 && b.flush != kgrt.FlushClean { // clean runs are graphs already
-		tm, err = x.Time(ctx, p, p.Env, inputs, kgrt.TimeSpec{Flush: b.flush, Graph: true})
+		spec.Graph = true
+		tm, err = x.Time(ctx, p, p.Env, inputs, spec)
 	}
 	if err != nil {
 		row.Error = err.Error()
@@ -540,6 +550,19 @@ func (b *bencher) time(ctx context.Context, row benchRow, p *lower.Plan, x *kgrt
 	row.Time = tm
 	row.GBps = tm.GBps(float64(row.Bytes))
 	row.CopyFrac = row.GBps / copyBW
+	if !row.Contraction && row.Bytes >= 2 {
+		// A copy that moves as many bytes, under the same protocol: the
+		// ceiling at this size, which a small launch reaches less of
+		// than the large copy's bandwidth.
+		// The instance's figures stand without it.
+		if ct, err := b.g.runner.TimeCopy(ctx, row.Bytes/2, spec); err != nil {
+			row.SizeCopyError = err.Error()
+			b.g.runner.RestartAfter(err)
+		} else {
+			row.SizeCopy = &ct
+			row.SizeCopyFrac = ct.MedianUS / tm.MedianUS
+		}
+	}
 	if row.Flops > 0 {
 		row.TFLOPs = tm.TFLOPs(row.Flops)
 		if peak := kgrt.PeakOf(b.peaks, row.Unit); peak > 0 {

@@ -19,7 +19,7 @@ const (
   "matrix_peaks": [{"unit": "bf16", "instr": "wgmma.m64n256k16", "kernel": "kg_peak_wgmma_bf16", "flops": 1e12,
     "time": {"median_us": 1000000, "p20_us": 990000, "p80_us": 1010000}, "tflops": 1}],
   "rows": [
-    {"name": "relu", "time": {"median_us": 10}, "copy_fraction": 0.9,
+    {"name": "relu", "time": {"median_us": 10}, "copy_fraction": 0.9, "size_copy": {"median_us": 7}, "size_copy_fraction": 0.7,
      "torch": {"timings": {"eager": {"median_us": 20}, "compile": {"median_us": 9}}}, "speedups": {"eager": 2, "compile": 0.9}},
     {"name": "broken", "error": "wrong: 1 element out of tolerance", "time": {"median_us": 0}}
   ]
@@ -105,7 +105,7 @@ func TestMergeReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"2 runs of kgen bench merged", "run 1: 2026-11-26T10:00:00Z", "copy 3006 GB/s; peaks bf16 1 TFLOP/s (1-1, wgmma.m64n256k16); eager, compile; 100 s; relu, broken",
-		"| mm |  |  | 100.00 (0.00-0.00) | 0 | 10% | 0.4 | 50% bf16 |",
+		"| mm |  |  | 100.00 (0.00-0.00) | 0 | 10% |  | 0.4 | 50% bf16 |", "| relu |  |  | 10.00 (0.00-0.00) | 0 | 90% | 70% |  |  |",
 		"run 2: 2026-11-26T09:00:00Z", "eager, compile, max-autotune; 300 s; mm, mm2", "| vs max-autotune | 1.00 (2/2) | 0.50 (1/2)"} {
 		if !strings.Contains(string(mdText), s) {
 			t.Errorf("the markdown lacks %q:\n%s", s, mdText)

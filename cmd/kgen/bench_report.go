@@ -21,6 +21,12 @@ func (r benchRow) summary() string {
 	if r.TFLOPs > 0 {
 		s += fmt.Sprintf(", %.1f TFLOP/s", r.TFLOPs)
 	}
+	switch {
+	case r.SizeCopy != nil:
+		s += fmt.Sprintf("; a copy of its size %.2f us (%.0f%%)", r.SizeCopy.MedianUS, 100*r.SizeCopyFrac)
+	case r.SizeCopyError != "":
+		s += "; a copy of its size failed: " + r.SizeCopyError
+	}
 	return s
 }
 
@@ -72,7 +78,7 @@ func peaksText(peaks []kgrt.Peak, note string) string {
 // columns are the table's headings: kgen's figures, then each baseline's
 // time and kgen's speedup over it.
 func (rep *benchReport) columns() []string {
-	c := []string{"instance", "shape", "template", "kgen us (p20-p80)", "GB/s", "of copy", "TFLOP/s", "of peak"}
+	c := []string{"instance", "shape", "template", "kgen us (p20-p80)", "GB/s", "of copy", "of same-size copy", "TFLOP/s", "of peak"}
 	if rep.multiTarget() {
 		c = append([]string{"target"}, c...)
 	}
@@ -118,8 +124,12 @@ func (rep *benchReport) cells(r benchRow) []string {
 	if r.PeakFrac > 0 {
 		peak = fmt.Sprintf("%.0f%% %s", 100*r.PeakFrac, r.Unit)
 	}
+	sized := ""
+	if r.SizeCopyFrac > 0 {
+		sized = fmt.Sprintf("%.0f%%", 100*r.SizeCopyFrac)
+	}
 	c = append(c, fmt.Sprintf("%.2f (%.2f-%.2f)%s", r.Time.MedianUS, r.Time.P20US, r.Time.P80US, graphNote(r.Time.Batch, " ")),
-		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), tf, peak)
+		fmt.Sprintf("%.0f", r.GBps), fmt.Sprintf("%.0f%%", 100*r.CopyFrac), sized, tf, peak)
 	for _, m := range rep.Baselines {
 		var t *kgrt.BaselineTiming
 		if r.Torch != nil {
@@ -171,7 +181,7 @@ func (rep *benchReport) markdown(w io.Writer) {
 	if len(rep.Parts) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Target %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in the same run. TFLOP/s counts 2 operations a multiply-add of a matrix product; \"of peak\" is that rate over the peak of the unit its products need (bf16, f16, tf32 tensor cores, or f32 multiply-adds), measured in the same run by kgen's probe kernels.\n\n", rep.Target, rep.Protocol)
+	fmt.Fprintf(w, "Target %s. Protocol: %s. Bandwidth counts each input read and each output written once; \"of copy\" is that bandwidth over the copy bandwidth measured in the same run (a copy of 1 GiB); \"of same-size copy\", for an instance that is no matrix product, is the time of a device-to-device copy that moves as many bytes, timed under the same protocol in the same run, over the instance's: a launch that moves a few tens of MB reaches less of the large copy's bandwidth, and so does the copy. TFLOP/s counts 2 operations a multiply-add of a matrix product; \"of peak\" is that rate over the peak of the unit its products need (bf16, f16, tf32 tensor cores, or f32 multiply-adds), measured in the same run by kgen's probe kernels.\n\n", rep.Target, rep.Protocol)
 	rep.fastPTable(w)
 	cols := rep.columns()
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(cols, " | "), strings.Repeat(" --- |", len(cols)))

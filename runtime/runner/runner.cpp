@@ -23,6 +23,10 @@
 //                             -> ok MEDIAN_US P20_US P80_US REPS CLOCK_MHZ BATCH
 //                                (FLUSH: 0, read:BYTES or write:BYTES; see Scratch)
 //   copybw BYTES              -> ok GBPS MEDIAN_US
+//   copytime BYTES WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH
+//                             -> as time, for a device-to-device copy of
+//                                BYTES (cuMemcpyDtoDAsync) under the same
+//                                protocol as a kernel's
 //   info                      -> ok NAME|CC_MAJOR|CC_MINOR|SMS|L2_BYTES|MEM_BYTES|DRIVER_VERSION|SMEM_OPTIN|MAX_THREADS
 //   quit                      -> exit 0, no reply
 //
@@ -736,28 +740,49 @@ std::string cmdLaunch(const std::vector<std::string>& t) {
   return "ok";
 }
 
-std::string cmdTime(const std::vector<std::string>& t) {
-  if (t.size() < 7) fail("EPROTO", "usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC...");
-  double warm = parseDouble(t[1], "warm-up ms");
-  long minReps = (long)parseNonNeg(t[2], "minimum repetitions");
-  double minMS = parseDouble(t[3], "minimum ms");
+// TimeArgs are a time command's protocol: WARMUP_MS MIN_REPS MIN_MS FLUSH
+// GRAPH from t[i].
+struct TimeArgs {
+  double warm, minMS;
+  long minReps;
+  FlushKind kind;
+  size_t flushBytes;
+  bool graph;
+};
+
+TimeArgs parseTimeArgs(const std::vector<std::string>& t, size_t i) {
+  TimeArgs a;
+  a.warm = parseDouble(t[i], "warm-up ms");
+  a.minReps = (long)parseNonNeg(t[i + 1], "minimum repetitions");
+  a.minMS = parseDouble(t[i + 2], "minimum ms");
   // FLUSH: 0 (none), read:BYTES, write:BYTES or clean:BYTES.
-  FlushKind kind = FlushRead;
-  std::string fl = t[4];
+  a.kind = FlushRead;
+  std::string fl = t[i + 3];
   if (fl.rfind("read:", 0) == 0) {
     fl = fl.substr(5);
   } else if (fl.rfind("write:", 0) == 0) {
     fl = fl.substr(6);
-    kind = FlushWrite;
+    a.kind = FlushWrite;
   } else if (fl.rfind("clean:", 0) == 0) {
     fl = fl.substr(6);
-    kind = FlushClean;
+    a.kind = FlushClean;
   } else if (fl != "0") {
     fail("EPROTO", "flush must be 0, read:BYTES, write:BYTES or clean:BYTES, not " + fl);
   }
-  long long flushBytes = parseNonNeg(fl, "flush bytes");
-  long long graph = parseInt(t[5], "graph flag");
+  a.flushBytes = (size_t)parseNonNeg(fl, "flush bytes");
+  long long graph = parseInt(t[i + 4], "graph flag");
   if (graph != 0 && graph != 1) fail("EPROTO", "graph flag must be 0 or 1");
+  a.graph = graph == 1;
+  return a;
+}
+
+std::string timeReply(const Stats& s) {
+  return fmt("ok %.4f %.4f %.4f %ld %d %d", s.median, s.p20, s.p80, s.reps, s.clockMHz, s.batch);
+}
+
+std::string cmdTime(const std::vector<std::string>& t) {
+  if (t.size() < 7) fail("EPROTO", "usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC...");
+  TimeArgs a = parseTimeArgs(t, 1);
   // One run is every launch in order: a plan of several launches is timed
   // as a whole.
   std::vector<std::unique_ptr<Launch>> Ls;
@@ -769,14 +794,14 @@ std::string cmdTime(const std::vector<std::string>& t) {
       [&]() {
         for (auto& L : Ls) launch(*L);
       },
-      warm, minReps, minMS, (size_t)flushBytes, kind, graph == 1);
-  return fmt("ok %.4f %.4f %.4f %ld %d %d", s.median, s.p20, s.p80, s.reps, s.clockMHz, s.batch);
+      a.warm, a.minReps, a.minMS, a.flushBytes, a.kind, a.graph);
+  return timeReply(s);
 }
 
-std::string cmdCopyBW(const std::vector<std::string>& t) {
-  nargs(t, 2, "copybw BYTES");
-  long long n = parseNonNeg(t[1], "byte count");
-  if (n == 0) fail("EPROTO", "copybw needs a positive byte count");
+// copyBuffers allocates a source of n bytes (filled with ones) and a
+// destination, runs f on them and frees both, whatever f throws.
+template <typename F>
+auto withCopyBuffers(long long n, F f) -> decltype(f(CUdeviceptr{}, CUdeviceptr{})) {
   CUdeviceptr src = 0, dst = 0;
   check(cuMemAlloc(&src, (size_t)n), "cuMemAlloc");
   CUresult r = cuMemAlloc(&dst, (size_t)n);
@@ -784,18 +809,41 @@ std::string cmdCopyBW(const std::vector<std::string>& t) {
     cuMemFree(src);
     check(r, "cuMemAlloc");
   }
-  Stats s;
   try {
     check(cuMemsetD8Async(src, 1, (size_t)n, stream), "cuMemsetD8Async");
-    s = measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, 25, 10, 100, 0,
-                FlushRead, false);
+    auto out = f(src, dst);
+    check(cuMemFree(src), "cuMemFree");
+    check(cuMemFree(dst), "cuMemFree");
+    return out;
   } catch (...) {
     cuMemFree(src);
     cuMemFree(dst);
     throw;
   }
-  check(cuMemFree(src), "cuMemFree");
-  check(cuMemFree(dst), "cuMemFree");
+}
+
+// cmdCopyTime times a copy of BYTES as time times a kernel: the ceiling
+// of a memory-bound launch that moves as much (BYTES read, BYTES written).
+std::string cmdCopyTime(const std::vector<std::string>& t) {
+  nargs(t, 7, "copytime BYTES WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH");
+  long long n = parseNonNeg(t[1], "byte count");
+  if (n == 0) fail("EPROTO", "copytime needs a positive byte count");
+  TimeArgs a = parseTimeArgs(t, 2);
+  Stats s = withCopyBuffers(n, [&](CUdeviceptr src, CUdeviceptr dst) {
+    return measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, a.warm,
+                   a.minReps, a.minMS, a.flushBytes, a.kind, a.graph);
+  });
+  return timeReply(s);
+}
+
+std::string cmdCopyBW(const std::vector<std::string>& t) {
+  nargs(t, 2, "copybw BYTES");
+  long long n = parseNonNeg(t[1], "byte count");
+  if (n == 0) fail("EPROTO", "copybw needs a positive byte count");
+  Stats s = withCopyBuffers(n, [&](CUdeviceptr src, CUdeviceptr dst) {
+    return measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, 25, 10, 100, 0,
+                   FlushRead, false);
+  });
   double gbps = 2.0 * (double)n / (s.median * 1e-6) / 1e9;
   return fmt("ok %.2f %.4f", gbps, s.median);
 }
@@ -844,6 +892,7 @@ std::string handle(const std::string& line) {
   }
   if (c == "time") return cmdTime(t);
   if (c == "copybw") return cmdCopyBW(t);
+  if (c == "copytime") return cmdCopyTime(t);
   if (c == "info") return cmdInfo(t);
   fail("EPROTO", "unknown command '" + c + "'");
 }

@@ -140,7 +140,7 @@ class L2Flush:
         self.torch.sum(self.buf[:nbytes // 4 * 4].view(self.torch.float32), 0, out=self.sink)
 
 
-COMMANDS = ("unload", "func", "alloc", "free", "fill", "launch", "sync", "time", "copybw", "info")
+COMMANDS = ("unload", "func", "alloc", "free", "fill", "launch", "sync", "time", "copytime", "copybw", "info")
 
 
 class Runner:
@@ -425,23 +425,29 @@ class Runner:
             raise gpu_fail(e, "cuCtxSynchronize")
         return "ok"
 
+    def time_args(self, t, i):
+        """A time command's protocol, WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH
+        from t[i]: (warm, min_reps, min_ms, flush, graph)."""
+        warm = parse_float(t[i], "warm-up ms")
+        min_reps = parse_nonneg(t[i + 1], "minimum repetitions")
+        min_ms = parse_float(t[i + 2], "minimum ms")
+        # FLUSH: 0, read:BYTES, write:BYTES or clean:BYTES (runner.cpp's
+        # Scratch).
+        kind, _, size = t[i + 3].partition(":")
+        if t[i + 3] == "0":
+            kind, size = "read", "0"
+        elif kind not in ("read", "write", "clean") or not size:
+            raise proto_error("flush must be 0, read:BYTES, write:BYTES or clean:BYTES, not %s" % t[i + 3])
+        flush = (kind, parse_nonneg(size, "flush bytes"))
+        graph = parse_int(t[i + 4], "graph flag")
+        if graph not in (0, 1):
+            raise proto_error("graph flag must be 0 or 1")
+        return warm, min_reps, min_ms, flush, graph == 1
+
     def time(self, t):
         if len(t) < 7:
             raise proto_error("usage: time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC...")
-        warm = parse_float(t[1], "warm-up ms")
-        min_reps = parse_nonneg(t[2], "minimum repetitions")
-        min_ms = parse_float(t[3], "minimum ms")
-        # FLUSH: 0, read:BYTES, write:BYTES or clean:BYTES (runner.cpp's
-        # Scratch).
-        kind, _, size = t[4].partition(":")
-        if t[4] == "0":
-            kind, size = "read", "0"
-        elif kind not in ("read", "write", "clean") or not size:
-            raise proto_error("flush must be 0, read:BYTES, write:BYTES or clean:BYTES, not %s" % t[4])
-        flush = (kind, parse_nonneg(size, "flush bytes"))
-        graph = parse_int(t[5], "graph flag")
-        if graph not in (0, 1):
-            raise proto_error("graph flag must be 0 or 1")
+        args = self.time_args(t, 1)
         runs = []
         i = 6
         while i < len(t):
@@ -452,11 +458,31 @@ class Runner:
             for r in runs:
                 r()
         try:
-            s = self.measure(op, warm, min_reps, min_ms, flush, graph == 1)
+            s = self.measure(op, *args)
         except Fail:
             raise
         except Exception as e:
             raise gpu_fail(e, "time")
+        return "ok %.4f %.4f %.4f %d %d %d" % s
+
+    def copytime(self, t):
+        """A copy of BYTES timed as time times a kernel (torch's copy_, as
+        copybw): the ceiling of a memory-bound launch that moves as much."""
+        if len(t) != 7:
+            raise proto_error("usage: copytime BYTES WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH")
+        n = parse_nonneg(t[1], "byte count")
+        if n == 0:
+            raise proto_error("copytime needs a positive byte count")
+        args = self.time_args(t, 2)
+        try:
+            src = self.torch.ones(n, dtype=self.torch.uint8, device=self.dev)
+            dst = self.torch.empty_like(src)
+            with self.torch.cuda.stream(self.stream):
+                s = self.measure(lambda: dst.copy_(src), *args)
+        except Fail:
+            raise
+        except Exception as e:
+            raise gpu_fail(e, "copytime")
         return "ok %.4f %.4f %.4f %d %d %d" % s
 
     def measure(self, op, warm_ms, min_reps, min_ms, flush_spec, use_graph):
@@ -774,6 +800,9 @@ class InterpretRunner(Runner):
         raise Fail("ENOSYS", "the Triton interpreter runs on the CPU: it does not time kernels")
 
     def copybw(self, t):
+        raise Fail("ENOSYS", "the Triton interpreter runs on the CPU: it does not time copies")
+
+    def copytime(self, t):
         raise Fail("ENOSYS", "the Triton interpreter runs on the CPU: it does not time copies")
 
     def info(self, t):

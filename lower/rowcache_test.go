@@ -391,3 +391,63 @@ instance pool = rowsum<R = 131072, D = 49>
 		}
 	}
 }
+
+// TestTilePointwiseSteps: Triton's elementwise and generic launches take
+// at least as many points a step (BLOCK / UNROLL) as the program has
+// threads; their defaults do.
+func TestTilePointwiseSteps(t *testing.T) {
+	prog, _ := checkOnSm90(t, "pointwise.kg", `
+kernel dw<N, C, H, W>(X: f32[N, C, H, W], Wt: f32[C, 3, 3]) -> (Y: f32[N, C, H, W]) {
+  Y[n, c, h, w] = sum[kh in 0..3, kw in 0..3]((X[n, c, h + kh - 1, w + kw - 1] ?? 0) * Wt[c, kh, kw])
+}
+instance dw_mobilenet = dw<N = 16, C = 64, H = 112, W = 112>
+instance dw_tiny = dw<N = 1, C = 1, H = 1, W = 5>
+kernel relu<N>(X: f32[N]) -> (Y: f32[N]) {
+  Y[i] = max(X[i], 0.0)
+}
+instance relu_16m = relu<N = 16777216>
+instance relu_tiny = relu<N = 3>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		block, unroll, warps int64
+		ok                   bool
+	}{
+		{128, 1, 4, true},   // a point a thread
+		{256, 2, 4, true},   // two steps of 128
+		{512, 4, 16, false}, // steps of 128 for 512 threads: 286.13 us for dw_mobilenet
+		{64, 2, 16, false},  // steps of 32 for 512 threads: 912.32
+		{32, 1, 1, true},
+		{32, 2, 1, false},
+	}
+	want := map[string]string{"dw_mobilenet": "generic", "dw_tiny": "generic", "relu_16m": "elementwise", "relu_tiny": "elementwise"}
+	for _, in := range prog.Instances {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if l.Template.Name() != want[in.Name] {
+			t.Fatalf("%s: template %s, want %s", in.Name, l.Template.Name(), want[in.Name])
+		}
+		if err := l.Check(tgt.Limits()); err != nil {
+			t.Errorf("%s's default: %v", in.Name, err)
+		}
+		for _, c := range cases {
+			l.Config = lower.Config{"BLOCK": c.block, "UNROLL": c.unroll, "num_warps": c.warps}
+			if l.Template.Name() == "elementwise" {
+				l.Config["REUSE"] = 0
+			}
+			err := l.Check(tgt.Limits())
+			if (err == nil) != c.ok {
+				t.Errorf("%s at %s: got %v, want ok %v", in.Name, l.Config, err, c.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), "fewer points than threads") {
+				t.Errorf("%s at %s: %v, want it to say the points are fewer than the threads", in.Name, l.Config, err)
+			}
+		}
+	}
+}

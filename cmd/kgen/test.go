@@ -28,13 +28,14 @@ sizes just past a power of two), instances at their own sizes, each with
 --seeds seeds drawn from the normal, uniform and integer distributions in
 turn. Instances too large for the interpreter are checked against kgen's
 reference kernels (the generic template, one statement per launch), which
-are themselves checked against the interpreter first. Outputs and workspace are poisoned with NaN before each launch, and
-inputs must come back unchanged. Tolerances depend on the output dtype and
-the length of the reductions; against the reference kernels, an output
-also gets twice the error that the reference kernels themselves make with
-their sums in the declared accumulation types (a softmax of long f32 dot
-products turns the sums' rounding into relative error). A kernel that crashes or hangs fails alone:
-the runner restarts and testing goes on. Exit status 1 when any check
+are themselves checked against the interpreter first. Outputs and workspace
+are poisoned with NaN before each launch, and inputs must come back
+unchanged. Tolerances depend on the output dtype and the length of the
+reductions; against the reference kernels, an output also gets twice the
+error that the reference kernels themselves make with their sums in the
+declared accumulation types (a softmax of long f32 dot products turns the
+sums' rounding into relative error). A kernel that crashes or hangs fails
+alone: the runner restarts and testing goes on. Exit status 1 when any check
 fails. --kernel names the instances and kernels to test (a kernel with its
 instances); the others are not built.
 
@@ -52,11 +53,11 @@ files it finished.
 
 kgen test --merge-matrix A.json B.json ... joins the matrices of several
 portability runs (each written with --matrix-json) into one, written with
---matrix-md and --matrix-json: runs of parts of the files, for machines
-that lend a GPU for less time than a whole run takes. Each file on each
-target comes from one run, or from the later of two single runs (a rerun
-after a fix; the earlier run's part says so); every run's date, copy
-bandwidth and peaks are listed. Split by files, not by targets: a run's instances are
+--matrix-md and --matrix-json: runs of parts of the files, for machines that
+lend a GPU for less time than a whole run takes. Each file on each target
+comes from one run, or from the later of two single runs (a rerun after a
+fix; the earlier run's part says so); every run's date, copy bandwidth and
+peaks are listed. Split by files, not by targets: a run's instances are
 compared with its own first target only.`,
 		setup: func(fs *flag.FlagSet) func([]string) int {
 			target := fs.String("target", "", "the target, e.g. cuda:sm_90 (required)")

@@ -40,12 +40,13 @@ tuned launch by launch, in order, each with the launches before it at
 their winners: their spaces would multiply if searched jointly, and
 launches meet only through memory.
 
-Strategies (--strategy): exhaustive (every configuration, in order),
-random (without repeats), anneal (simulated annealing), genetic, model
+Strategies (--strategy): exhaustive (every configuration, in order), random
+(without repeats), anneal (simulated annealing), genetic, model
 (cost-model-guided evolution: a nearest-neighbour surrogate ranks the
-neighbours of the best points). The default configuration is measured
-first, as the baseline (when @tune leaves it in the space). --budget bounds the evaluations, --time the wall
-time of each launch's search; --seed seeds the strategies.
+neighbours of the best points). The default configuration is measured first,
+as the baseline (when @tune leaves it in the space). --budget bounds the
+evaluations, --time the wall time of each launch's search; --seed seeds the
+strategies.
 
 Candidates are compiled in parallel (-j, default: the number of CPUs), one
 source each (a compile error after --compile-time, default 1m), a batch of
@@ -67,13 +68,13 @@ parameter, in name order). Two runs on the same machine so pick the same
 configuration unless the difference is real.
 
 The database (--db, default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the
-user's cache directory) is JSON lines, appended to one whole line at a time under a file lock: a
-killed run resumes without measuring again what it measured (records with
-the same kernel IR hash, shape, device, driver, target, toolchain,
-templates and configurations answer for the measurement), and concurrent
-runs do not corrupt it. A run interrupted (SIGINT, or SIGTERM as from
-timeout) stops after the evaluation in flight and reports the instances
-it finished. --export FILE writes its records (of --kernel's
+user's cache directory) is JSON lines, appended to one whole line at a time
+under a file lock: a killed run resumes without measuring again what it
+measured (records with the same kernel IR hash, shape, device, driver,
+target, toolchain, templates and configurations answer for the measurement),
+and concurrent runs do not corrupt it. A run interrupted (SIGINT, or SIGTERM
+as from timeout) stops after the evaluation in flight and reports the
+instances it finished. --export FILE writes its records (of --kernel's
 kernels, if given) to FILE; --import FILE appends those of FILE it lacks.
 
 --simulate replays every space of the database (of --kernel's kernels) that

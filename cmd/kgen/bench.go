@@ -39,7 +39,10 @@ kernel); for plans under
 the K flushes, over K (marked graph xK). A plan of several launches is
 timed as a whole. It reports p20 and p80 beside the median, the achieved
 bandwidth (inputs read plus outputs written, once each) against the
-device-to-device copy bandwidth measured in the same run, and for matrix
+device-to-device copy bandwidth measured in the same run (a copy of 1
+GiB) and, for an instance that is no matrix product, its time against a
+copy that moves as many bytes, timed right after it under the same
+protocol ("of same-size copy"), and for matrix
 products the TFLOP/s against the peak of the unit their products need
 (bf16, f16 or tf32 tensor cores, f32 multiply-adds), which kgen's probe
 kernels measure on GPU 0 at the start of the run (kgen devices --measure;
@@ -189,7 +192,7 @@ instance is wrong.` + compareHelp + mergeHelp,
 							return nil, code
 						}
 						defer g.close()
-						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakNote: peakNote, flush: *flushKind}
+						b := &bencher{g: g, maxWork: *maxWork, modes: modes, peaks: peaks, peakNote: peakNote, flush: *flushKind, sizeCopy: true}
 						run, err := b.run(ctx, want, py != "")
 						if err != nil {
 							fmt.Fprintf(stderr, "kgen bench: %s: %v\n", t, err)
@@ -315,6 +318,9 @@ type bencher struct {
 	peakNote string // why peaks is empty, or what it lacks
 	checks   string // where the PyTorch check's files go
 	flush    string // the L2 flush's kind (kgrt.FlushWrite when empty)
+	// sizeCopy times a copy of each instance's bytes beside it
+	// (benchRow.SizeCopy).
+	sizeCopy bool
 }
 
 // benchRun is what bench measured on one target: the report's figures
@@ -550,7 +556,7 @@ func (b *bencher) time(ctx context.Context, row benchRow, p *lower.Plan, x *kgrt
 	row.Time = tm
 	row.GBps = tm.GBps(float64(row.Bytes))
 	row.CopyFrac = row.GBps / copyBW
-	if !row.Contraction && row.Bytes >= 2 {
+	if b.sizeCopy && !row.Contraction && row.Bytes >= 2 {
 		// A copy that moves as many bytes, under the same protocol: the
 		// ceiling at this size, which a small launch reaches less of
 		// than the large copy's bandwidth.

@@ -11,13 +11,17 @@ import (
 // TILE x TILE values at (Q, P) go to shared memory with consecutive
 // threads along Q (the load's rows), then consecutive threads along P (the
 // output's rows) compute the statement, the staged load read from the
-// tile's transposed position. The tile rows are padded by one element so
-// that both passes hit distinct banks.
+// tile's transposed position. The tile rows are padded to an odd number
+// of 4-byte words (one element of 4 bytes, two of 2, four of 1), so that
+// the second pass's column, one element a row, falls in distinct banks:
+// a row of 65 2-byte elements is 32.5 words, and put two of a warp's
+// threads on each bank.
 func (e *emitter) transpose(l *lower.Launch) {
 	t := lower.MatchTranspose(l.Stmt)
 	tile, rows := l.Config["TILE"], l.Config["ROWS"]
 	ty := e.cType(t.Load.Tensor.DType)
-	e.printf("  __shared__ %s kg_tile[%d][%d];\n", ty, tile, tile+1)
+	pad := max(1, 4/int64(t.Load.Tensor.DType.Size()))
+	e.printf("  __shared__ %s kg_tile[%d][%d];\n", ty, tile, tile+pad)
 	e.printf("  const int64_t kg_Q = %s, kg_P = %s;\n", e.expr(lower.Extent([]*ir.Index{t.Q})), e.expr(lower.Extent([]*ir.Index{t.P})))
 	e.printf("  const int64_t kg_tq = (kg_Q + %d) / %d, kg_tp = (kg_P + %d) / %d;\n", tile-1, tile, tile-1, tile)
 	e.printf("  const int64_t kg_tiles = %s;\n", e.expr(lower.TransposeTiles(l)))

@@ -92,6 +92,10 @@ type emitter struct {
 	stage  map[*ir.Tensor]string
 	staged []*ir.Tensor
 	stageN int64
+	// stageVec names, while stageStore emits a chunk's elements, the
+	// vector that holds the chunk of a staged input lined up with the
+	// output's (see stageStore); the loads of it read element kg_e.
+	stageVec map[*ir.Tensor]string
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -731,6 +735,9 @@ func (e *emitter) expr(x ir.Expr) string {
 		}
 		if sp, ok := e.stage[x.Tensor]; ok && e.loop != nil && x.Default == nil && e.rowAt(x) {
 			if ref, ok := x.Index[len(x.Index)-1].(*ir.IndexRef); ok && ref.Index == e.loop {
+				if v, ok := e.stageVec[x.Tensor]; ok {
+					return v + ".v[kg_e]"
+				}
 				return fmt.Sprintf("%s[%s + kg_sh_%s]", sp, name(ref.Index.Name), x.Tensor.Name)
 			}
 		}

@@ -359,7 +359,13 @@ func (e *emitter) loadRows(indent, prefix string) {
 // holds its first element (kg_shy elements in), each computed element by
 // element (the staged rows' loads read shared memory) and stored with one
 // aligned vector store, but for the first and last chunks, partly outside
-// the row, stored element by element.
+// the row, stored element by element. Where every staged input of the
+// output's element size that the statement reads starts its row as far
+// into its chunk as the output (checked for each row; so it is when the
+// rows have the same length and the tensors are aligned), a chunk's
+// staged values are read with one vector load from shared memory: read
+// element by element, a warp's loads of a chunk's element e fall 16 bytes
+// apart, four threads to a bank for 4-byte elements.
 func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	col := s.Index[len(s.Index)-1]
 	t, v, n := e.cType(s.Target.DType), lower.StageChunk(s.Target.DType), e.stageN
@@ -374,13 +380,48 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	e.printf("%sfor (int64_t kg_c = threadIdx.x; kg_c < kg_ychunks; kg_c += blockDim.x) {\n", in)
 	e.printf("%s  const int64_t kg_i0 = kg_c * %d - kg_shy;\n", in, v)
 	e.printf("%s  KgVec<%s, %d> kg_vy;\n", in, t, v)
-	e.printf("%s  #pragma unroll\n", in)
-	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
-	e.printf("%s    const int64_t %s = kg_i0 + kg_e;\n", in, name(col.Name))
-	e.loop = col
-	e.printf("%s    if (%s >= 0 && %s < %dL) kg_vy.v[kg_e] = %s;\n", in, name(col.Name), name(col.Name), n, e.expr(s.Value))
-	e.loop = nil
-	e.printf("%s  }\n", in)
+	elements := func(in string) {
+		e.printf("%s#pragma unroll\n", in)
+		e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
+		e.printf("%s  const int64_t %s = kg_i0 + kg_e;\n", in, name(col.Name))
+		e.loop = col
+		e.printf("%s  if (%s >= 0 && %s < %dL) kg_vy.v[kg_e] = %s;\n", in, name(col.Name), name(col.Name), n, e.expr(s.Value))
+		e.loop = nil
+		e.printf("%s}\n", in)
+	}
+	var lined []*ir.Tensor // staged inputs the statement reads, of the output's element size
+	for _, x := range e.staged {
+		reads := false
+		ir.Walk(s.Value, func(y ir.Expr) bool {
+			if ld, ok := y.(*ir.Load); ok && ld.Tensor == x {
+				reads = true
+			}
+			return !reads
+		})
+		if reads && x.DType.Size() == s.Target.DType.Size() {
+			lined = append(lined, x)
+		}
+	}
+	if len(lined) == 0 {
+		elements(in + "  ")
+	} else {
+		var same []string
+		for _, x := range lined {
+			same = append(same, fmt.Sprintf("kg_sh_%s == kg_shy", x.Name))
+		}
+		e.printf("%s  if (%s) {  // the staged chunks line up with the output's\n", in, strings.Join(same, " && "))
+		e.stageVec = map[*ir.Tensor]string{}
+		for _, x := range lined {
+			ct := e.cType(x.DType)
+			e.stageVec[x] = "kg_sv_" + x.Name
+			e.printf("%s    const KgVec<%s, %d> kg_sv_%s = *(const KgVec<%s, %d>*)(%s + kg_c * %d);\n", in, ct, v, x.Name, ct, v, e.stage[x], v)
+		}
+		elements(in + "    ")
+		e.stageVec = nil
+		e.printf("%s  } else {\n", in)
+		elements(in + "    ")
+		e.printf("%s  }\n", in)
+	}
 	e.printf("%s  if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {\n", in, v, n)
 	e.printf("%s    *(KgVec<%s, %d>*)(kg_yp - kg_shy + kg_c * %d) = kg_vy;\n", in, t, v, v)
 	e.printf("%s  } else {\n", in)

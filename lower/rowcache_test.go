@@ -316,11 +316,54 @@ instance cosine_kb = cosine<NB = 128, D = 4096>
 	}
 }
 
+// configCase is a configuration of an instance's first launch and
+// whether the target's and the template's checks let it run.
+type configCase struct {
+	config lower.Config
+	ok     bool
+}
+
+// checkTileConfigs plans each instance of src for triton:sm_90 and checks
+// that its first launch takes the template want names, that its default
+// passes the checks, and that each of its cases passes or is refused as
+// the case says, a refusal's message containing refusal.
+func checkTileConfigs(t *testing.T, src string, want map[string]string, cases map[string][]configCase, refusal string) {
+	t.Helper()
+	prog, _ := checkOnSm90(t, "tiles.kg", src)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range prog.Instances {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if l.Template.Name() != want[in.Name] {
+			t.Fatalf("%s: template %s, want %s", in.Name, l.Template.Name(), want[in.Name])
+		}
+		if err := l.Check(tgt.Limits()); err != nil {
+			t.Errorf("%s's default: %v", in.Name, err)
+		}
+		for _, c := range cases[in.Name] {
+			l.Config = c.config
+			err := l.Check(tgt.Limits())
+			if (err == nil) != c.ok {
+				t.Errorf("%s at %s: got %v, want ok %v", in.Name, l.Config, err, c.ok)
+			}
+			if err != nil && !strings.Contains(err.Error(), refusal) {
+				t.Errorf("%s at %s: %v, want %q", in.Name, l.Config, err, refusal)
+			}
+		}
+	}
+}
+
 // TestTileThreads: Triton's tile-level reductions hold at most 128
 // elements of a block a thread (a column reduction's step, a column
 // group's tile, a row-reduce's rows); their defaults hold no more than 32.
 func TestTileThreads(t *testing.T) {
-	prog, _ := checkOnSm90(t, "tiles.kg", `
+	src := `
 kernel vecmat<M, K>(x: f32[K], A: f32[K, M]) -> (y: f32[M]) {
   y[m] = sum[k](x[k] * A[k, m])
 }
@@ -336,15 +379,8 @@ kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
 }
 instance rows_4kx16k = rowsum<R = 4096, D = 16384>
 instance pool = rowsum<R = 131072, D = 49>
-`)
-	tgt, err := runtime.ParseTarget("triton:sm_90")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := map[string][]struct {
-		config lower.Config
-		ok     bool
-	}{
+`
+	cases := map[string][]configCase{
 		"vecmat_4k": {
 			{lower.Config{"BLOCK_R": 128, "BLOCK_N": 32, "num_warps": 1, "num_stages": 3}, true},    // 128 a thread
 			{lower.Config{"BLOCK_R": 256, "BLOCK_N": 32, "num_warps": 1, "num_stages": 3}, false},   // 256
@@ -367,36 +403,14 @@ instance pool = rowsum<R = 131072, D = 49>
 		},
 	}
 	want := map[string]string{"vecmat_4k": "col-reduce", "softmax_dim1_big": "col-group", "rows_4kx16k": "row-reduce", "pool": "row-reduce"}
-	for _, in := range prog.Instances {
-		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := p.Launches[0]
-		if l.Template.Name() != want[in.Name] {
-			t.Fatalf("%s: template %s, want %s", in.Name, l.Template.Name(), want[in.Name])
-		}
-		if err := l.Check(tgt.Limits()); err != nil {
-			t.Errorf("%s's default: %v", in.Name, err)
-		}
-		for _, c := range cases[in.Name] {
-			l.Config = c.config
-			err := l.Check(tgt.Limits())
-			if (err == nil) != c.ok {
-				t.Errorf("%s at %s: got %v, want ok %v", in.Name, l.Config, err, c.ok)
-			}
-			if err != nil && !strings.Contains(err.Error(), "elements a thread") {
-				t.Errorf("%s at %s: %v, want it to count the elements a thread", in.Name, l.Config, err)
-			}
-		}
-	}
+	checkTileConfigs(t, src, want, cases, "elements a thread")
 }
 
 // TestTilePointwiseSteps: Triton's elementwise and generic launches take
 // at least as many points a step (BLOCK / UNROLL) as the program has
 // threads; their defaults do.
 func TestTilePointwiseSteps(t *testing.T) {
-	prog, _ := checkOnSm90(t, "pointwise.kg", `
+	src := `
 kernel dw<N, C, H, W>(X: f32[N, C, H, W], Wt: f32[C, 3, 3]) -> (Y: f32[N, C, H, W]) {
   Y[n, c, h, w] = sum[kh in 0..3, kw in 0..3]((X[n, c, h + kh - 1, w + kw - 1] ?? 0) * Wt[c, kh, kw])
 }
@@ -407,12 +421,8 @@ kernel relu<N>(X: f32[N]) -> (Y: f32[N]) {
 }
 instance relu_16m = relu<N = 16777216>
 instance relu_tiny = relu<N = 3>
-`)
-	tgt, err := runtime.ParseTarget("triton:sm_90")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
+`
+	steps := []struct {
 		block, unroll, warps int64
 		ok                   bool
 	}{
@@ -424,30 +434,15 @@ instance relu_tiny = relu<N = 3>
 		{32, 2, 1, false},
 	}
 	want := map[string]string{"dw_mobilenet": "generic", "dw_tiny": "generic", "relu_16m": "elementwise", "relu_tiny": "elementwise"}
-	for _, in := range prog.Instances {
-		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := p.Launches[0]
-		if l.Template.Name() != want[in.Name] {
-			t.Fatalf("%s: template %s, want %s", in.Name, l.Template.Name(), want[in.Name])
-		}
-		if err := l.Check(tgt.Limits()); err != nil {
-			t.Errorf("%s's default: %v", in.Name, err)
-		}
-		for _, c := range cases {
-			l.Config = lower.Config{"BLOCK": c.block, "UNROLL": c.unroll, "num_warps": c.warps}
-			if l.Template.Name() == "elementwise" {
-				l.Config["REUSE"] = 0
+	cases := map[string][]configCase{}
+	for name, template := range want {
+		for _, c := range steps {
+			config := lower.Config{"BLOCK": c.block, "UNROLL": c.unroll, "num_warps": c.warps}
+			if template == "elementwise" {
+				config["REUSE"] = 0
 			}
-			err := l.Check(tgt.Limits())
-			if (err == nil) != c.ok {
-				t.Errorf("%s at %s: got %v, want ok %v", in.Name, l.Config, err, c.ok)
-			}
-			if err != nil && !strings.Contains(err.Error(), "fewer points than threads") {
-				t.Errorf("%s at %s: %v, want it to say the points are fewer than the threads", in.Name, l.Config, err)
-			}
+			cases[name] = append(cases[name], configCase{config, c.ok})
 		}
 	}
+	checkTileConfigs(t, src, want, cases, "fewer points than threads")
 }

@@ -89,7 +89,7 @@ func (t tilePointwise) Space() map[string][]int64 {
 func (t tilePointwise) Check(l *Launch) error {
 	step := l.Config["BLOCK"] / max(l.Config["UNROLL"], 1)
 	if threads := 32 * l.Config["num_warps"]; step < threads {
-		return fmt.Errorf("steps of %d points (BLOCK / UNROLL) for %d threads: fewer points than threads", step, threads)
+		return fmt.Errorf("steps of %d points (BLOCK / UNROLL) for %d threads: fewer points than threads; raise BLOCK, or lower UNROLL or num_warps", step, threads)
 	}
 	return checkReuse(l)
 }
@@ -353,7 +353,7 @@ const maxTileThread = 128
 func checkTileThreads(l *Launch, elems int64) error {
 	threads := 32 * l.Config["num_warps"]
 	if elems > maxTileThread*threads {
-		return fmt.Errorf("a block of %d elements over %d threads is %d elements a thread, more than %d", elems, threads, elems/threads, maxTileThread)
+		return fmt.Errorf("a block of %d elements over %d threads is %d elements a thread, more than %d; lower the block or raise num_warps", elems, threads, elems/threads, maxTileThread)
 	}
 	return nil
 }

@@ -798,10 +798,10 @@ std::string cmdTime(const std::vector<std::string>& t) {
   return timeReply(s);
 }
 
-// copyBuffers allocates a source of n bytes (filled with ones) and a
-// destination, runs f on them and frees both, whatever f throws.
-template <typename F>
-auto withCopyBuffers(long long n, F f) -> decltype(f(CUdeviceptr{}, CUdeviceptr{})) {
+// withCopyBuffers allocates a source of n bytes (filled with ones) and a
+// destination, times a copy between them with timeCopy, and frees both,
+// whatever timeCopy throws.
+Stats withCopyBuffers(long long n, const std::function<Stats(CUdeviceptr, CUdeviceptr)>& timeCopy) {
   CUdeviceptr src = 0, dst = 0;
   check(cuMemAlloc(&src, (size_t)n), "cuMemAlloc");
   CUresult r = cuMemAlloc(&dst, (size_t)n);
@@ -809,17 +809,18 @@ auto withCopyBuffers(long long n, F f) -> decltype(f(CUdeviceptr{}, CUdeviceptr{
     cuMemFree(src);
     check(r, "cuMemAlloc");
   }
+  Stats s;
   try {
     check(cuMemsetD8Async(src, 1, (size_t)n, stream), "cuMemsetD8Async");
-    auto out = f(src, dst);
-    check(cuMemFree(src), "cuMemFree");
-    check(cuMemFree(dst), "cuMemFree");
-    return out;
+    s = timeCopy(src, dst);
   } catch (...) {
     cuMemFree(src);
     cuMemFree(dst);
     throw;
   }
+  check(cuMemFree(src), "cuMemFree");
+  check(cuMemFree(dst), "cuMemFree");
+  return s;
 }
 
 // cmdCopyTime times a copy of BYTES as time times a kernel: the ceiling

@@ -37,7 +37,8 @@ func (e *emitter) transpose(l *lower.Launch) {
 	// The passes' loops are unrolled whole (TILE / ROWS steps): nvcc
 	// 11.8 stopped with "unsupported operation" unrolling them in part
 	// for tiles partly past the edge (a transpose of 104 x 63, found by
-	// the differential tester), which nvcc 13 unrolled whole anyway.
+	// the differential tester: testsuite/corpus/compile-s230020.kg); nvcc
+	// 13 compiles either form.
 	pass := func(inner, outer *ir.Index, in, out string, body func()) {
 		e.printf("    #pragma unroll\n")
 		e.printf("    for (int kg_r = kg_ty; kg_r < %d; kg_r += %d) {\n", tile, rows)

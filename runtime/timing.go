@@ -197,11 +197,7 @@ func (r *Runner) Time(ctx context.Context, s TimeSpec) (Timing, error) {
 		}
 		texts = append(texts, text)
 	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeTimeout
-	}
-	rest, err := r.do(ctx, timeout, "time "+protocol+" "+strings.Join(texts, " "))
+	rest, err := r.do(ctx, s.timeout(), "time "+protocol+" "+strings.Join(texts, " "))
 	if err != nil {
 		return Timing{}, err
 	}
@@ -222,15 +218,20 @@ func (r *Runner) TimeCopy(ctx context.Context, bytes int64, s TimeSpec) (Timing,
 	if err != nil {
 		return Timing{}, err
 	}
-	timeout := s.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeTimeout
-	}
-	rest, err := r.do(ctx, timeout, fmt.Sprintf("copytime %d %s", bytes, protocol))
+	rest, err := r.do(ctx, s.timeout(), fmt.Sprintf("copytime %d %s", bytes, protocol))
 	if err != nil {
 		return Timing{}, err
 	}
 	return parseTimeReply(rest)
+}
+
+// timeout is how long the runner may take to time s: s.Timeout, else
+// DefaultTimeTimeout.
+func (s TimeSpec) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeTimeout
 }
 
 // protocolLocked checks s's flush and formats its protocol for the

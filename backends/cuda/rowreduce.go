@@ -391,13 +391,7 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	}
 	var lined []*ir.Tensor // staged inputs the statement reads, of the output's element size
 	for _, x := range e.staged {
-		reads := false
-		ir.Walk(s.Value, func(y ir.Expr) bool {
-			if ld, ok := y.(*ir.Load); ok && ld.Tensor == x {
-				reads = true
-			}
-			return !reads
-		})
+		reads := ir.Any(s.Value, func(y ir.Expr) bool { ld, ok := y.(*ir.Load); return ok && ld.Tensor == x })
 		if reads && x.DType.Size() == s.Target.DType.Size() {
 			lined = append(lined, x)
 		}

@@ -798,10 +798,10 @@ std::string cmdTime(const std::vector<std::string>& t) {
   return timeReply(s);
 }
 
-// withCopyBuffers allocates a source of n bytes (filled with ones) and a
-// destination, times a copy between them with timeCopy, and frees both,
-// whatever timeCopy throws.
-Stats withCopyBuffers(long long n, const std::function<Stats(CUdeviceptr, CUdeviceptr)>& timeCopy) {
+// timeCopy allocates a source of n bytes (filled with ones) and a
+// destination, times a copy between them (cuMemcpyDtoDAsync) under the
+// protocol a, and frees both, whatever the timing throws.
+Stats timeCopy(long long n, const TimeArgs& a) {
   CUdeviceptr src = 0, dst = 0;
   check(cuMemAlloc(&src, (size_t)n), "cuMemAlloc");
   CUresult r = cuMemAlloc(&dst, (size_t)n);
@@ -812,7 +812,8 @@ Stats withCopyBuffers(long long n, const std::function<Stats(CUdeviceptr, CUdevi
   Stats s;
   try {
     check(cuMemsetD8Async(src, 1, (size_t)n, stream), "cuMemsetD8Async");
-    s = timeCopy(src, dst);
+    s = measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, a.warm,
+                a.minReps, a.minMS, a.flushBytes, a.kind, a.graph);
   } catch (...) {
     cuMemFree(src);
     cuMemFree(dst);
@@ -829,22 +830,18 @@ std::string cmdCopyTime(const std::vector<std::string>& t) {
   nargs(t, 7, "copytime BYTES WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH");
   long long n = parseNonNeg(t[1], "byte count");
   if (n == 0) fail("EPROTO", "copytime needs a positive byte count");
-  TimeArgs a = parseTimeArgs(t, 2);
-  Stats s = withCopyBuffers(n, [&](CUdeviceptr src, CUdeviceptr dst) {
-    return measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, a.warm,
-                   a.minReps, a.minMS, a.flushBytes, a.kind, a.graph);
-  });
-  return timeReply(s);
+  return timeReply(timeCopy(n, parseTimeArgs(t, 2)));
 }
 
+// cmdCopyBW times a copy of BYTES without a flush or graphs: the copy
+// bandwidth.
 std::string cmdCopyBW(const std::vector<std::string>& t) {
   nargs(t, 2, "copybw BYTES");
   long long n = parseNonNeg(t[1], "byte count");
   if (n == 0) fail("EPROTO", "copybw needs a positive byte count");
-  Stats s = withCopyBuffers(n, [&](CUdeviceptr src, CUdeviceptr dst) {
-    return measure([&]() { check(cuMemcpyDtoDAsync(dst, src, (size_t)n, stream), "cuMemcpyDtoDAsync"); }, 25, 10, 100, 0,
-                   FlushRead, false);
-  });
+  TimeArgs a;
+  a.warm = 25, a.minReps = 10, a.minMS = 100, a.kind = FlushRead, a.flushBytes = 0, a.graph = false;
+  Stats s = timeCopy(n, a);
   double gbps = 2.0 * (double)n / (s.median * 1e-6) / 1e9;
   return fmt("ok %.2f %.4f", gbps, s.median);
 }

@@ -473,17 +473,20 @@ class Runner:
         n = parse_nonneg(t[1], "byte count")
         if n == 0:
             raise proto_error("copytime needs a positive byte count")
-        args = self.time_args(t, 2)
+        return "ok %.4f %.4f %.4f %d %d %d" % self.time_copy(n, self.time_args(t, 2), "copytime")
+
+    def time_copy(self, n, args, op):
+        """Times torch's copy_ of n bytes under the protocol args
+        (time_args' tuple); op names the command in a failure."""
         try:
             src = self.torch.ones(n, dtype=self.torch.uint8, device=self.dev)
             dst = self.torch.empty_like(src)
             with self.torch.cuda.stream(self.stream):
-                s = self.measure(lambda: dst.copy_(src), *args)
+                return self.measure(lambda: dst.copy_(src), *args)
         except Fail:
             raise
         except Exception as e:
-            raise gpu_fail(e, "copytime")
-        return "ok %.4f %.4f %.4f %d %d %d" % s
+            raise gpu_fail(e, op)
 
     def measure(self, op, warm_ms, min_reps, min_ms, flush_spec, use_graph):
         flush_kind, flush_bytes = flush_spec
@@ -588,15 +591,7 @@ class Runner:
         n = parse_nonneg(t[1], "byte count")
         if n == 0:
             raise proto_error("copybw needs a positive byte count")
-        try:
-            src = self.torch.ones(n, dtype=self.torch.uint8, device=self.dev)
-            dst = self.torch.empty_like(src)
-            with self.torch.cuda.stream(self.stream):
-                s = self.measure(lambda: dst.copy_(src), 25, 10, 100, ("read", 0), False)
-        except Fail:
-            raise
-        except Exception as e:
-            raise gpu_fail(e, "copybw")
+        s = self.time_copy(n, (25, 10, 100, ("read", 0), False), "copybw")
         return "ok %.2f %.4f" % (2.0 * n / (s[0] * 1e-6) / 1e9, s[0])
 
     def info(self, t):

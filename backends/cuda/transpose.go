@@ -33,19 +33,27 @@ func (e *emitter) transpose(l *lower.Launch) {
 		e.decompose("    ", "kg_b", "kg_brest", t.Batch)
 	}
 	// pass runs body for the tile's points, consecutive threads along
-	// inner; in and out name inner's and outer's variables (p or q).
-	// The passes' loops are unrolled whole (TILE / ROWS steps): nvcc
-	// 11.8 stopped with "unsupported operation" unrolling them in part
-	// for tiles partly past the edge (a transpose of 104 x 63, found by
-	// the differential tester: testsuite/corpus/compile-s230020.kg); nvcc
-	// 13 compiles either form.
+	// inner; in and out name inner's and outer's variables (p or q). Its
+	// loop counts TILE / ROWS steps, a constant, and is unrolled whole:
+	// nvcc 11.8 stopped with "unsupported operation" unrolling in part a
+	// loop from kg_ty, a trip count it could not know, for tiles partly
+	// past the edge (a transpose of 104 x 63, found by the differential
+	// tester: testsuite/corpus/compile-s230020.kg). Where tiles divide
+	// both extents, no point is past the edge and none is checked.
+	steps := tile / rows
+	whole := divides(tile, lower.Extent([]*ir.Index{t.Q})) && divides(tile, lower.Extent([]*ir.Index{t.P}))
 	pass := func(inner, outer *ir.Index, in, out string, body func()) {
 		e.printf("    #pragma unroll\n")
-		e.printf("    for (int kg_r = kg_ty; kg_r < %d; kg_r += %d) {\n", tile, rows)
+		e.printf("    for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", steps)
+		e.printf("      const int kg_r = kg_ty + kg_s * %d;\n", rows)
 		e.printf("      const int64_t %s = kg_%s0 + kg_tx, %s = kg_%s0 + kg_r;\n", name(inner.Name), in, name(outer.Name), out)
-		e.printf("      if (%s < kg_%s && %s < kg_%s) {\n", name(inner.Name), strings.ToUpper(in), name(outer.Name), strings.ToUpper(out))
-		body()
-		e.printf("      }\n")
+		if whole {
+			body()
+		} else {
+			e.printf("      if (%s < kg_%s && %s < kg_%s) {\n", name(inner.Name), strings.ToUpper(in), name(outer.Name), strings.ToUpper(out))
+			body()
+			e.printf("      }\n")
+		}
 		e.printf("    }\n")
 	}
 	pass(t.Q, t.P, "q", "p", func() { e.printf("        kg_tile[kg_r][kg_tx] = %s;\n", e.expr(t.Load)) })
@@ -57,4 +65,10 @@ func (e *emitter) transpose(l *lower.Launch) {
 	})
 	e.printf("    __syncthreads();  // the tile is free for the next one\n")
 	e.printf("  }\n")
+}
+
+// divides reports whether n is a constant multiple of d.
+func divides(d int64, n ir.Expr) bool {
+	c, ok := n.(*ir.Const)
+	return ok && c.I%d == 0
 }

@@ -147,8 +147,19 @@ const Within = 0.05
 // compares the strategies' own searches where the default is already
 // close to the best.
 func Simulate(t *Table, strategy string, seeds, batch, budget int, scratch bool) (SimResult, error) {
+	start := func(int) int64 { return t.Default }
+	if scratch {
+		start = func(int) int64 { return -1 }
+	}
+	return simulate(t, strategy, seeds, batch, budget, start, Within)
+}
+
+// simulate is Simulate with the point measured first for each seed
+// (start, -1 for none) and the margin (within) as parameters, for tests
+// that ask what a strategy makes of a default far from the best.
+func simulate(t *Table, strategy string, seeds, batch, budget int, start func(seed int) int64, within float64) (SimResult, error) {
 	res := SimResult{Strategy: strategy}
-	goal := t.Best() * (1 + Within)
+	goal := t.Best() * (1 + within)
 	sum := 0
 	for seed := 1; seed <= seeds; seed++ {
 		st, err := New(strategy, t.Space, uint64(seed))
@@ -157,10 +168,7 @@ func Simulate(t *Table, strategy string, seeds, batch, budget int, scratch bool)
 		}
 		n := 0
 		ctx, stop := context.WithCancel(context.Background())
-		tu := &Tuner{Space: t.Space, Strategy: st, Eval: tableEval{t}, Default: t.Default, Budget: budget, Batch: batch}
-		if scratch {
-			tu.Default = -1
-		}
+		tu := &Tuner{Space: t.Space, Strategy: st, Eval: tableEval{t}, Default: start(seed), Budget: budget, Batch: batch}
 		tu.Progress = func(p Progress) {
 			if n == 0 && p.Last.Cost() <= goal {
 				n = p.Done

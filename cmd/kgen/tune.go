@@ -42,8 +42,9 @@ launches meet only through memory.
 
 Strategies (--strategy): exhaustive (every configuration, in order), random
 (without repeats), anneal (simulated annealing), genetic, model
-(cost-model-guided evolution: a nearest-neighbour surrogate ranks the
-neighbours of the best points). The default configuration is measured first,
+(cost-model-guided search: a surrogate fitted to every point measured, the
+default first, proposes the point it predicts fastest; see docs/tuning.md).
+The default configuration is measured first,
 as the baseline (when @tune leaves it in the space). --budget bounds the
 evaluations, --time the wall time of each launch's search; --seed seeds the
 strategies.

@@ -278,9 +278,10 @@ instance ce = cross_entropy<NB = 512, NC = 1000>
 
 // TestWindowVec: a generic statement takes VEC consecutive points a
 // thread by default where its points share work (the measurements are at
-// lower.windowVec): 2 for a window along the last index at stride 1, 4
-// for a guard on the last index modulo 2, 1 for a window at stride 2 and
-// for a reduction that reads no window along the last index.
+// lower.windowVec): 2 for a window along the last index at stride 1, 2
+// (one a step) for taps picked by the last index modulo 2, 1 for a
+// window at stride 2 and for a reduction that reads no window along the
+// last index.
 func TestWindowVec(t *testing.T) {
 	const src = `
 kernel dw<H, W; stride: i32 = 1>(X: f32[H, W], K: f32[3]) -> (Y: f32[H, OW]) where OW = (W - 3) / stride + 1 {
@@ -301,7 +302,8 @@ instance rows = rowdot<M = 4, N = 8>
 	if diags.HasErrors() {
 		t.Fatalf("%v", diags.Diags[0].Msg)
 	}
-	want := map[string]int64{"dw1": 2, "dw2": 1, "up8": 4, "rows": 1}
+	want := map[string]int64{"dw1": 2, "dw2": 1, "up8": 2, "rows": 1}
+	unroll := map[string]int64{"dw1": 4, "dw2": 4, "up8": 1, "rows": 4}
 	for _, inst := range prog.Instances {
 		p, err := lower.Build(inst.Kernel, inst.Env, inst.Name, lower.Limits{})
 		if err != nil {
@@ -313,6 +315,9 @@ instance rows = rowdot<M = 4, N = 8>
 		}
 		if got := l.Config["VEC"]; got != want[inst.Name] {
 			t.Errorf("%s: VEC %d, want %d", inst.Name, got, want[inst.Name])
+		}
+		if got := l.Config["UNROLL"]; got != unroll[inst.Name] {
+			t.Errorf("%s: UNROLL %d, want %d", inst.Name, got, unroll[inst.Name])
 		}
 	}
 }

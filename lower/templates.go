@@ -101,8 +101,8 @@ func (t pointwise) Space() map[string][]int64 {
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		c := Config{"THREADS": 256, "UNROLL": 4}
-		if v := windowVec(l.Stmt); v > 1 {
-			c["VEC"] = v
+		if v, u := windowVec(l.Stmt); v > 1 {
+			c["VEC"], c["UNROLL"] = v, u
 		}
 		return c
 	}
@@ -163,20 +163,26 @@ func DefaultConfig(l *Launch) Config {
 	return c
 }
 
-// windowVec is the default VEC of a generic statement whose points each
-// reduce over a window of an input, measured on the H100
-// (testsuite/results/2026-11-27-h100-s18-generic-vec/): 4 where a guard
-// takes the last index modulo 2, 4 or 8 (a transposed convolution's
-// taps: VEC a multiple of the modulus, each of a thread's points is of
-// one residue across the warp, so the guard no longer diverges;
-// convt1d_up2 752.83 -> 289.76 us, 334.62 with 2); 2 where an input's
-// window runs along the last index at stride 1 (two points share all
-// but one tap a row: dw_mobilenet 61.89 -> 54.02 us, 80.64 with 4, whose
-// warps' loads span four times the lines); else 1 (windows at stride 2
-// shared no more: dw_s2_5x5 16.58 -> 18.91, maxpool_3x3_s2_p1 the same).
-func windowVec(s *ir.Stmt) int64 {
+// windowVec is the default VEC and UNROLL of a generic statement whose
+// points each reduce over a window of an input, measured on the H100: m
+// points a thread, one a step, where the last index modulo m (2, 4 or
+// 8) picks a transposed convolution's taps, which its strided sums
+// (strides.go) leave in the load's indices: a thread's points then take
+// every residue, their loads of the input overlapping (convt1d_up2
+// 253.95 us with VEC 4 and UNROLL 4, the default before, 243.36 with
+// UNROLL 1, 204.86 with VEC 2, **177.22 with VEC 2 and UNROLL 1**, 190.66
+// with UNROLL 2; testsuite/results/2026-11-28-h100-s24-convt-vec/; before
+// the strided sums the taps were guards, and VEC 4 made them diverge no
+// more: 752.83 -> 289.76 us, -s18-generic-vec/); 2 (UNROLL 4) where an
+// input's window runs along the last index at stride 1 (two points share
+// all but one tap a row: dw_mobilenet 61.89 -> 54.02 us, 80.64 with 4,
+// whose warps' loads span four times the lines;
+// testsuite/results/2026-11-27-h100-s18-generic-vec/); else 1 (windows
+// at stride 2 shared no more: dw_s2_5x5 16.58 -> 18.91,
+// maxpool_3x3_s2_p1 the same).
+func windowVec(s *ir.Stmt) (vec, unroll int64) {
 	if len(s.Index) == 0 || len(ir.TopReductions(s.Value)) == 0 {
-		return 1
+		return 1, 4
 	}
 	last := s.Index[len(s.Index)-1]
 	reduced := func(e ir.Expr) bool {
@@ -185,12 +191,12 @@ func windowVec(s *ir.Stmt) int64 {
 			return ok && !slices.Contains(s.Index, ref.Index)
 		})
 	}
-	vec := int64(1)
+	vec, modulus := int64(1), int64(0)
 	ir.Walk(s.Value, func(x ir.Expr) bool {
 		switch x := x.(type) {
 		case *ir.Binary:
 			if c, ok := x.Y.(*ir.Const); ok && x.Op == ir.Mod && Mentions(x.X, last) && (c.I == 2 || c.I == 4 || c.I == 8) {
-				vec = max(vec, c.I, 4)
+				modulus = max(modulus, c.I)
 			}
 		case *ir.Load:
 			if len(x.Index) == 0 || x.Tensor.Kind != ir.Input {
@@ -203,7 +209,10 @@ func windowVec(s *ir.Stmt) int64 {
 		}
 		return true
 	})
-	return vec
+	if modulus > 0 {
+		return modulus, 1
+	}
+	return vec, 4
 }
 
 // Check: REUSE=1 only where a reuse order exists (checkReuse).

@@ -16,13 +16,13 @@ import (
 // Elements narrower than 4 bytes move in groups of 4 bytes (transposeVec:
 // two of 2 bytes, four of 1), one vector load and one vector store a
 // thread and group, where the sizes and pointers allow it at run time
-// (kg_vec); else one at a time. The tile rows are padded to an odd number
-// of 4-byte words where the groups move with TILE + 1 elements, so that
-// the second pass's column falls in distinct banks: thread x reads the
-// row of group x, a row's words apart. One element at a time, a 2-byte
-// element's row of 65 is 32.5 words and put two of a warp's threads on
-// each bank: rows of 2-byte and 1-byte elements without groups are padded
-// to 66 and 68.
+// (kg_vec); else one at a time. The tile's rows are padded so that the
+// second pass's reads of a column fall in distinct banks. Where groups
+// move, rows are TILE + 1 elements: thread x reads rows of group x,
+// consecutive threads' reads (TILE + 1) x 4 bytes apart, an odd number of
+// words. Where points move one at a time, rows are an odd number of
+// words: 65 f32, 66 2-byte and 68 1-byte elements (a row of 65 2-byte
+// elements is 32.5 words, and put two of a warp's threads on each bank).
 func (e *emitter) transpose(l *lower.Launch) {
 	t := lower.MatchTranspose(l.Stmt)
 	tile, rows := l.Config["TILE"], l.Config["ROWS"]

@@ -170,7 +170,7 @@ func DefaultConfig(l *Launch) Config {
 // (strides.go) leave in the load's indices: a thread's points then take
 // every residue, their loads of the input overlapping (convt1d_up2
 // 253.95 us with VEC 4 and UNROLL 4, the default before, 243.36 with
-// UNROLL 1, 204.86 with VEC 2, **177.22 with VEC 2 and UNROLL 1**, 190.66
+// UNROLL 1, 204.86 with VEC 2, 177.22 with VEC 2 and UNROLL 1, 190.66
 // with UNROLL 2; testsuite/results/2026-11-28-h100-s24-convt-vec/; before
 // the strided sums the taps were guards, and VEC 4 made them diverge no
 // more: 752.83 -> 289.76 us, -s18-generic-vec/); 2 (UNROLL 4) where an

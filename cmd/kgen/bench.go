@@ -45,10 +45,9 @@ copy that moves as many bytes (rounded up to a multiple of 64 KiB
 copied: as a CUDA graph's node, an H100 copied other sizes 24% slower),
 timed right after it under the same protocol ("of same-size copy"), and
 for matrix products the TFLOP/s against the peak of the unit their
-products need
-(bf16, f16 or tf32 tensor cores, f32 multiply-adds), which kgen's probe
-kernels measure on GPU 0 at the start of the run (kgen devices --measure;
-it needs nvcc, whatever the target).
+products need (bf16, f16 or tf32 tensor cores, f32 multiply-adds), which
+kgen's probe kernels measure on GPU 0 at the start of the run (kgen
+devices --measure; it needs nvcc, whatever the target).
 
 With --baseline eager,compile it times the PyTorch program of each
 instance's kernel, eagerly and under torch.compile (default mode), with the

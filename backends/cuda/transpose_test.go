@@ -67,7 +67,8 @@ instance u8_odd = t_u8<M = 1024, N = 510>
 // TestEmulatedTransposeGroups: transposes of 2-byte and 1-byte elements,
 // moved in groups of 4 bytes where the sizes and pointers allow (kg_vec)
 // and a point at a time where they do not, against the interpreter: tiles
-// past the edge, a statement that computes beyond the staged load (a
+// past the edge, tiles that divide both extents (no point checked
+// against the edge), a statement that computes beyond the staged load (a
 // cast, a second input), a batch, a configuration of one step a pass
 // (TILE 32, ROWS 16) and, for the symbolic kernel, odd sizes on the
 // point path.
@@ -83,11 +84,15 @@ kernel t_f16_scale<M, N>(X: f16[M, N]) -> (Y: f16[N, M]) {
   Y[j, i] = X[i, j] * 2.0
 }
 instance bf16_edges = t_bf16<M = 70, N = 130>
+instance bf16_whole = t_bf16<M = 128, N = 64>
 instance i8_batch = t_i8_f32<B = 2, M = 68, N = 36>
 instance f16_odd = t_f16_scale<M = 33, N = 65>
 `
 	var plans []*lower.Plan
 	for _, p := range plansFor(t, "groups.kg", spec, sm80) {
+		if p.Name == "bf16_whole" && strings.Contains(Emit([]*lower.Plan{p}), "< kg_Q") {
+			t.Errorf("bf16_whole: tiles divide both extents, yet points are checked against the edge")
+		}
 		plans = append(plans, p)
 	}
 	emulatePlans(t, plans, []map[string]int64{{"M": 6, "N": 10, "B": 1}, {"M": 67, "N": 5, "B": 3}})

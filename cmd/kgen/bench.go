@@ -286,10 +286,10 @@ type benchRow struct {
 	GBps     float64     `json:"gbps"`
 	CopyFrac float64     `json:"copy_fraction"`
 	// SizeCopy is a device-to-device copy of Bytes / 2 (moving Bytes;
-	// rounded up, see sizeCopyBytes) timed under the same protocol in the same run, for an instance that
-	// is no matrix product; SizeCopyFrac is its time over the instance's
-	// ("of same-size copy"); SizeCopyError says why the copy has no
-	// time.
+	// rounded up, see sizeCopyBytes) timed under the same protocol in
+	// the same run, for an instance that is no matrix product;
+	// SizeCopyFrac is its time over the instance's ("of same-size
+	// copy"); SizeCopyError says why the copy has no time.
 	SizeCopy      *kgrt.Timing `json:"size_copy,omitempty"`
 	SizeCopyFrac  float64      `json:"size_copy_fraction,omitempty"`
 	SizeCopyError string       `json:"size_copy_error,omitempty"`

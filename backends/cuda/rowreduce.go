@@ -85,7 +85,8 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 				}
 			}
 		}
-		e.printf("  const bool kg_vec = %s;  // whole aligned chunks: vector loads and stores\n", e.alignedRows(nil, tensors, outLoads, e.cacheVec))
+		aligned := append(slices.Clone(outLoads), e.rowChunkLoads(stmts)...)
+		e.printf("  const bool kg_vec = %s;  // whole aligned chunks: vector loads and stores\n", e.alignedRows(nil, tensors, aligned, e.cacheVec))
 	}
 	// The grid is sized for prefetching only where lower says so (never
 	// with clusters, whose rows start at blockIdx.x / CLUSTER).
@@ -440,6 +441,10 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 // layernorm_3d_kb 606 -> 543 us and matvec_256x131072 76.7 -> 58.8;
 // cuda:sm_90's the same within the noise (548.5 -> 543.9, 65.47 -> 65.44).
 func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr, emit func(in string)) {
+	if loads := e.chunkLoads(ix, reads); len(loads) > 0 {
+		e.cachedChunks(indent, flat, ix, reads, loads, emit)
+		return
+	}
 	loads, v := e.rowVectorLoads(ix, reads)
 	if v < 2 {
 		in := e.rowLoop(indent, flat, n, ix)
@@ -497,6 +502,97 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 	e.closeRowLoop(in + "  ")
 	e.printf("%s}\n", in)
 	e.printf("%s}\n", indent)
+}
+
+// chunkLoads lists the loads of reads, a pass over a row kept in
+// registers in chunks of VEC (lower.RowVec > 1), that the pass can read a
+// chunk at a time beside the registers: inputs not kept themselves, read
+// whenever reads is evaluated, at the pass's index ix as their last,
+// contiguous dimension and otherwise at the row's indices only, such as
+// the vector x of a matrix-vector product's sum[k](A[m, k] * x[k]). They
+// would otherwise be read an element at a time: VEC loads where one does.
+func (e *emitter) chunkLoads(ix []*ir.Index, reads ir.Expr) []*ir.Load {
+	if e.cache == nil || e.cacheVec < 2 || len(ix) != 1 {
+		return nil
+	}
+	var out []*ir.Load
+	for _, ld := range evaluatedLoads(reads) {
+		if ld.Default != nil || ld.Tensor.Kind != ir.Input || e.cache[ld.Tensor] != "" || lower.Gathers(ld) ||
+			slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
+			continue
+		}
+		last := len(ld.Index) - 1
+		if ref, ok := ld.Index[last].(*ir.IndexRef); !ok || ref.Index != ix[0] {
+			continue
+		}
+		if slices.ContainsFunc(ld.Index[:last], func(i ir.Expr) bool { return lower.Mentions(i, ix[0]) || !e.onlyRowAnd(i) }) {
+			continue
+		}
+		out = append(out, ld)
+	}
+	return out
+}
+
+// rowChunkLoads is chunkLoads of every reduction over the row of stmts,
+// whose tensors the launch's kg_vec checks for alignment.
+func (e *emitter) rowChunkLoads(stmts []*ir.Stmt) []*ir.Load {
+	var out []*ir.Load
+	for _, s := range stmts {
+		for _, r := range ir.TopReductions(s.Value) {
+			out = append(out, e.chunkLoads(r.Axes, r.Body)...)
+		}
+	}
+	return out
+}
+
+// cachedChunks is rowPass over a row kept in registers in chunks (see
+// chunkLoads): the unrolled loop over the thread's chunks, each of the
+// loads' chunks read with one vector load where kg_vec holds, then the
+// chunk's points in order, as rowLoop's registers are.
+func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Expr, loads []*ir.Load, emit func(in string)) {
+	v := e.cacheVec
+	e.loop = ix[0]
+	e.printf("%s#pragma unroll\n", indent)
+	e.printf("%sfor (int kg_c = 0; kg_c < %d; ++kg_c) {\n", indent, e.cacheJ/v)
+	e.printf("%s  const int64_t kg_q0 = ((int64_t)kg_c * %d + %s) * %d;\n", indent, e.cacheThreads, e.rowTid, v)
+	e.printf("%s  %s{\n", indent, e.inRow("kg_q0"))
+	in := indent + "    "
+	e.decompose(in, "kg_q0", "kg_crest", ix)
+	if e.loads == nil {
+		e.loads = map[*ir.Load]string{}
+	}
+	var aliased []*ir.Load
+	for i, ld := range loads {
+		t := e.cType(ld.Tensor.DType)
+		x := fmt.Sprintf("kg_vk%d", i)
+		at := e.linear(ld.Index, ld.Tensor.Shape)
+		e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
+		e.printf("%sif (kg_vec) {\n", in)
+		e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, name(ld.Tensor.Name), at)
+		e.printf("%s} else {\n", in)
+		e.printf("%s  #pragma unroll\n", in)
+		e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, name(ld.Tensor.Name), at)
+		e.printf("%s}\n", in)
+		ir.Walk(reads, func(y ir.Expr) bool {
+			if other, ok := y.(*ir.Load); ok && sameLoad(other, ld) {
+				e.loads[other] = x + ".v[kg_e]"
+				aliased = append(aliased, other)
+			}
+			return true
+		})
+	}
+	e.printf("%s#pragma unroll\n", in)
+	e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
+	e.printf("%s  const int kg_j = kg_c * %d + kg_e;\n", in, v)
+	e.printf("%s  const int64_t %s = kg_q0 + kg_e;\n", in, flat)
+	emit(in + "  ")
+	e.printf("%s}\n", in)
+	for _, ld := range aliased {
+		delete(e.loads, ld)
+	}
+	e.printf("%s  }\n", indent)
+	e.printf("%s}\n", indent)
+	e.loop = nil
 }
 
 // rowVectorLoads lists the loads of reads that a row pass over the

@@ -98,6 +98,11 @@ func MatchIGemm(s *ir.Stmt) *IGemm {
 	if len(g.M) == 0 || len(g.N) == 0 {
 		return nil // a matrix-vector product
 	}
+	for _, l := range loads {
+		if !quasiOnBatch(l, g.Batch) {
+			return nil
+		}
+	}
 	// B reads the output's last row or column index.
 	for _, ix := range slices.Backward(s.Index) {
 		if slices.Contains(g.M, ix) {
@@ -237,6 +242,29 @@ func batchTerm(e ir.Expr, batch []*ir.Index) bool {
 	return ok && m.Op == ir.Mul && (isBatch(m.X) && invariant(m.Y) || isBatch(m.Y) && invariant(m.X))
 }
 
+// quasiOnBatch reports whether every floor division and modulus in l's
+// indices divides an expression of batch indices alone: one value for
+// each of the products, which the gather evaluates at each element (a
+// transposed convolution's phase after splitPhases). A row or k inside
+// one would make the operand no matrix of its row and k.
+func quasiOnBatch(l *ir.Load, batch []*ir.Index) bool {
+	ok := true
+	for _, e := range l.Index {
+		ir.Walk(e, func(x ir.Expr) bool {
+			if b, isBin := x.(*ir.Binary); isBin && (b.Op == ir.Div || b.Op == ir.Mod) {
+				for _, ix := range indicesOf(b.X) {
+					if !slices.Contains(batch, ix) {
+						ok = false
+					}
+				}
+				return false
+			}
+			return ok
+		})
+	}
+	return ok
+}
+
 // affine reports whether index expression e is a sum of loop indices
 // scaled by invariants, plus an invariant.
 func affine(e ir.Expr) bool {
@@ -254,6 +282,11 @@ func affine(e ir.Expr) bool {
 			return affine(x.X) && affine(x.Y)
 		case ir.Mul:
 			return invariant(x.X) && affine(x.Y) || affine(x.X) && invariant(x.Y)
+		case ir.Div, ir.Mod:
+			// Quasi-affine: a floor division or modulus by a positive
+			// constant (splitPhases leaves a phase's start so).
+			c, ok := constInt(x.Y)
+			return ok && c > 0 && affine(x.X)
 		}
 	}
 	return false

@@ -195,6 +195,7 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 		return nil, err
 	}
 	if env != nil && !reference {
+		splitPhases(k)
 		collapseAxes(k)
 	}
 	if !reference {

@@ -29,7 +29,8 @@ func TestStrideSums(t *testing.T) {
 		t.Fatal(diags.Diags[0].Msg)
 	}
 	want := map[string][]string{
-		"convt_s2_k4": {"sum<f32>[c in 0..3, k in 0..2](", "Wt[c, f, (ol + 1) % 2 + 2 * k]"},
+		// Its output then splits into phases (TestSplitPhases): ol = 2 * ol_q + ol_r.
+		"convt_s2_k4": {"sum<f32>[c in 0..3, k in 0..2](", "Wt[c, f, (ol_r + 1) % 2 + 2 * k]"},
 		"convt_s3_k5": {"sum<f32>[c in 0..2, k in 0..2]((ol + 2) % 3 + 3 * k < 5 ? ", "(Wt[c, f, (ol + 2) % 3 + 3 * k] ?? 0.0)"},
 		"added_s3":    {"sum<f32>[k in 0..3](X[r, (0 - d - 1) % 3 + 1 + 3 * k] * X[r, d])"},
 		"first_s2":    {"sum<f32>[k in 0..5](", " + 2 * k < 9 ? "},

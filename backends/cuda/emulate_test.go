@@ -64,6 +64,30 @@ func TestEmulatedIGemm(t *testing.T) {
 	emulateFile(t, gxx, "testdata/igemm.kg")
 }
 
+// TestEmulatedPhases emulates testdata/phases.kg, transposed convolutions
+// split into their output's phases (lower's splitPhases), and checks that
+// every launch of each instance took an igemm template: a phase that read
+// the wrong taps or input, or stored to the wrong points, shows as a wrong
+// output.
+func TestEmulatedPhases(t *testing.T) {
+	gxx := emulatorGxx(t)
+	text, err := os.ReadFile("testdata/phases.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plansOf(t, "phases.kg", string(text)) {
+		if p.Env == nil {
+			continue
+		}
+		for _, l := range p.Launches {
+			if !strings.HasPrefix(l.Template.Name(), "igemm-") {
+				t.Errorf("%s: template %s, want igemm-mma or igemm-simt", l.Name, l.Template.Name())
+			}
+		}
+	}
+	emulateFile(t, gxx, "testdata/phases.kg")
+}
+
 // TestEmulatedSimt emulates testdata/simt.kg, the CUDA-core tile's
 // matrix products in every operand layout. Its *_chunks instances have
 // contiguous extents of whole 16-byte chunks in 16-byte aligned buffers

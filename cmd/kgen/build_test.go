@@ -86,18 +86,21 @@ func TestBuildExamples(t *testing.T) {
 
 // TestBuildIGemmEdges compiles the backend's implicit GEMMs at the igemm
 // templates' edges (testdata/igemm.kg: both operand layouts on tensor
-// cores, groups, gathered filters, defaults other than 0), which the
-// examples do not all reach, for sm_80 and sm_90.
+// cores, groups, gathered filters, defaults other than 0; phases.kg:
+// transposed convolutions split into phases, f16 on tensor cores), which
+// the examples do not all reach, for sm_80 and sm_90.
 func TestBuildIGemmEdges(t *testing.T) {
 	needNVCC(t)
 	for _, arch := range []string{"sm_80", "sm_90"} {
 		out := t.TempDir()
-		code, _, errText := kgen(t, "build", "--target", "cuda:"+arch, "-o", out, "../../backends/cuda/testdata/igemm.kg")
+		code, _, errText := kgen(t, "build", "--target", "cuda:"+arch, "-o", out, "../../backends/cuda/testdata/igemm.kg", "../../backends/cuda/testdata/phases.kg")
 		if code != exitOK {
 			t.Fatalf("build for %s: exit %d\n%s", arch, code, errText)
 		}
-		if _, err := os.Stat(filepath.Join(out, "igemm."+arch+".cubin")); err != nil {
-			t.Error(err)
+		for _, stem := range []string{"igemm", "phases"} {
+			if _, err := os.Stat(filepath.Join(out, stem+"."+arch+".cubin")); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

@@ -27,6 +27,19 @@ func TestTritonInterpreted(t *testing.T) {
 	allPass(t, python, args...)
 }
 
+// TestTritonPhasesInterpreted runs the transposed convolutions of
+// backends/cuda/testdata/phases.kg, split into their output's phases and
+// each phase an implicit GEMM with tl.dot, in Triton's interpreter
+// against kgen's interpreter.
+func TestTritonPhasesInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := "../../backends/cuda/testdata/phases.kg"
+	if src := tritonModule(t, spec); strings.Count(src, "tl.dot(") < 4 {
+		t.Errorf("the four instances do not all take tl.dot:\n%s", src)
+	}
+	allPass(t, python, "--seeds", "1", spec)
+}
+
 // TestTritonRowGroupsInterpreted runs row reductions whose short rows go
 // several to a program (row-reduce BLOCK_ROWS > 1, the default for rows of
 // up to 256 elements where there are rows enough for two programs a

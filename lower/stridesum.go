@@ -34,6 +34,78 @@ func strideSums(k *ir.Kernel) {
 }
 
 func strideSum(x ir.Expr) ir.Expr {
+	if y := conjunctSums(x); y != nil {
+		return y
+	}
+	return strideSum1(x)
+}
+
+// conjunctSums rewrites a sum whose terms several tests pick, a
+// conjunction (sum[...](a && b ? v : 0), as a transposed convolution of
+// two dimensions tests its rows' and its columns' taps) or selects within
+// selects (a ? (b ? v : 0) : 0, as a range test that strideSum1 left),
+// taking each test that strideSum1 can as the outermost in turn, the
+// others inside it: the same terms, where the tests read indices alone
+// (a test that reads memory keeps its place, guarded as it was). Nil if
+// it takes none.
+func conjunctSums(x ir.Expr) ir.Expr {
+	r, ok := x.(*ir.Reduce)
+	if !ok || r.Op != ir.Sum {
+		return nil
+	}
+	sel, ok := r.Body.(*ir.Select)
+	if !ok || !isZeroConst(sel.Y) {
+		return nil
+	}
+	conds, v := conjuncts(r.Body)
+	if len(conds) < 2 {
+		return nil
+	}
+	zero := func() ir.Expr { return ir.Substitute(sel.Y, nil) }
+	for i := range conds {
+		body := v
+		for j := len(conds) - 1; j >= 0; j-- {
+			if j != i {
+				body = &ir.Select{Cond: conds[j], X: body, Y: zero(), Span: sel.Span}
+			}
+		}
+		body = &ir.Select{Cond: conds[i], X: body, Y: zero(), Span: sel.Span}
+		y := strideSum1(ir.Substitute(&ir.Reduce{Op: r.Op, Axes: r.Axes, T: r.T, Span: r.Span, Body: body}, nil))
+		if y == nil {
+			continue
+		}
+		for {
+			z := strideSum(y)
+			if z == nil {
+				return y
+			}
+			y = z
+		}
+	}
+	return nil
+}
+
+// conjuncts splits a chain of selects with zero else branches, each test
+// a conjunction of tests that read no memory, into those tests, in order,
+// and the innermost value.
+func conjuncts(e ir.Expr) ([]ir.Expr, ir.Expr) {
+	sel, ok := e.(*ir.Select)
+	if !ok || !isZeroConst(sel.Y) || ir.Any(sel.Cond, func(x ir.Expr) bool { _, ld := x.(*ir.Load); return ld }) {
+		return nil, e
+	}
+	var split func(c ir.Expr) []ir.Expr
+	split = func(c ir.Expr) []ir.Expr {
+		if b, ok := c.(*ir.Binary); ok && b.Op == ir.And {
+			return append(split(b.X), split(b.Y)...)
+		}
+		return []ir.Expr{c}
+	}
+	inner, v := conjuncts(sel.X)
+	return append(split(sel.Cond), inner...), v
+}
+
+// strideSum1 is strideSum of a sum picked by one test.
+func strideSum1(x ir.Expr) ir.Expr {
 	r, sel, eq, ok := pickedSum(x)
 	if !ok {
 		return nil

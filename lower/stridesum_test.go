@@ -15,7 +15,8 @@ import (
 // of their axis, counted by hand: 4 taps at stride 2 are 2 (no test
 // left), 5 at stride 3 are 2 with a range test (the last one, at a start
 // of 1 or 2, is past the end), 9 points from 1 at stride 3 are 3, 9 from 0
-// at stride 2 are 5 with a range test; a max keeps its test. Whether the
+// at stride 2 are 5 with a range test; a max keeps its test; a 2-D
+// transposed convolution's two tests of 3 taps at stride 2 are 2 and 2. Whether the
 // rewritten sums compute the same is TestEmulatedStrideSums's and
 // TestTritonStrideSumsInterpreted's.
 func TestStrideSums(t *testing.T) {
@@ -35,6 +36,8 @@ func TestStrideSums(t *testing.T) {
 		"added_s3":    {"sum<f32>[k in 0..3](X[r, (0 - d - 1) % 3 + 1 + 3 * k] * X[r, d])"},
 		"first_s2":    {"sum<f32>[k in 0..5](", " + 2 * k < 9 ? "},
 		"maxpick_s2":  {"max<f32>[k in 0..7]((d - k) % 2 == 0 ? "},
+		// Both tests of the conjunction, one after the other.
+		"convt2d_s2_k3": {"sum<f32>[c in 0..2, kh in 0..2, kw in 0..2](", "Wt[c, f, (oh + 1) % 2 + 2 * kh, (ow + 1) % 2 + 2 * kw] ?? 0.0"},
 	}
 	for name, parts := range want {
 		in := prog.Instance(name)

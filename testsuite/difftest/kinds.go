@@ -432,7 +432,8 @@ func (g *gen) contraction() {
 
 // conv: 1-D or 2-D convolutions with stride, padding and dilation params,
 // the output sizes derived in the where clause; sometimes depthwise,
-// sometimes transposed (1-D, through floor division and modulo).
+// sometimes transposed (through floor division and modulo; a 2-D one
+// tests both axes' taps in one conjunction).
 func (g *gen) conv() {
 	nd := 1 + g.pick(2)
 	Nb, C := g.newDim(1, 3), g.newDim(1, 6)
@@ -443,7 +444,7 @@ func (g *gen) conv() {
 		dil = g.param("i32", "2")
 	}
 	depthwise := g.chance(0.25)
-	transposed := nd == 1 && !depthwise && dil == "" && g.chance(0.25)
+	transposed := !depthwise && dil == "" && g.chance(0.25)
 	var F string
 	if !depthwise {
 		F = g.newDim(1, 6)
@@ -512,7 +513,12 @@ func (g *gen) conv() {
 		if transposed {
 			num := bin("-", kInt, bin("+", kInt, name(oi[i], kInt), name(pad, kInt)), name(kIdx[i], kInt))
 			e = bin("/", kInt, &Expr{Op: "paren", Args: []*Expr{num}, Kind: kInt}, name(stride, kInt))
-			guard = bin("==", kBool, bin("%", kInt, num.Clone(), name(stride, kInt)), lit("0", kInt))
+			test := bin("==", kBool, bin("%", kInt, num.Clone(), name(stride, kInt)), lit("0", kInt))
+			if guard == nil {
+				guard = test
+			} else {
+				guard = bin("&&", kBool, guard, test)
+			}
 		} else {
 			kt := name(kIdx[i], kInt)
 			if dil != "" {

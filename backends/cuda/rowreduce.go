@@ -563,16 +563,8 @@ func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Exp
 	}
 	var aliased []*ir.Load
 	for i, ld := range loads {
-		t := e.cType(ld.Tensor.DType)
 		x := fmt.Sprintf("kg_vk%d", i)
-		at := e.linear(ld.Index, ld.Tensor.Shape)
-		e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
-		e.printf("%sif (kg_vec) {\n", in)
-		e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, name(ld.Tensor.Name), at)
-		e.printf("%s} else {\n", in)
-		e.printf("%s  #pragma unroll\n", in)
-		e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, name(ld.Tensor.Name), at)
-		e.printf("%s}\n", in)
+		e.chunkLoad(in, x, ld, v)
 		ir.Walk(reads, func(y ir.Expr) bool {
 			if other, ok := y.(*ir.Load); ok && sameLoad(other, ld) {
 				e.loads[other] = x + ".v[kg_e]"
@@ -696,15 +688,8 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 		e.loads = map[*ir.Load]string{}
 	}
 	for i, ld := range loads {
-		t := e.cType(ld.Tensor.DType)
 		x := fmt.Sprintf("kg_vx%d", i)
-		e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
-		e.printf("%sif (kg_vec) {\n", in)
-		e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
-		e.printf("%s} else {\n", in)
-		e.printf("%s  #pragma unroll\n", in)
-		e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
-		e.printf("%s}\n", in)
+		e.chunkLoad(in, x, ld, v)
 		e.aliasLoads(s, ld, x+".v[kg_e]")
 	}
 	refs := lower.Refs(s.Index)
@@ -729,6 +714,21 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	e.printf("%s  }\n", indent)
 	e.printf("%s}\n", indent)
 	e.loop = nil
+}
+
+// chunkLoad declares x, a vector of v elements, and reads into it the
+// chunk of load ld at its indices (the chunk's first point in scope): one
+// vector load where kg_vec holds, else element by element.
+func (e *emitter) chunkLoad(in, x string, ld *ir.Load, v int64) {
+	t := e.cType(ld.Tensor.DType)
+	at := e.linear(ld.Index, ld.Tensor.Shape)
+	e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
+	e.printf("%sif (kg_vec) {\n", in)
+	e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, name(ld.Tensor.Name), at)
+	e.printf("%s} else {\n", in)
+	e.printf("%s  #pragma unroll\n", in)
+	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, name(ld.Tensor.Name), at)
+	e.printf("%s}\n", in)
 }
 
 // aliasLoads makes every load of s that reads ld's element render as v

@@ -19,7 +19,7 @@ import (
 // reads its filter at a tap that depends on the output point ol, which no
 // matrix product does; split into the output's phases r = ol % 2 it is
 //
-//	Y[n, f, q, r] = sum[c, k](X[n, c, q + (r + 1 - ((r + 1) % 2 + 2 * k)) / 2] ?? 0 * Wt[c, f, (r + 1) % 2 + 2 * k])
+//	Y[n, f, q, r] = sum[c, k](X[n, c, q + -1 * k + (r + 1 - (r + 1) % 2) / 2] ?? 0 * Wt[c, f, (r + 1) % 2 + 2 * k])
 //
 // a product for each phase r (MatchIGemm's batch index) of the filter's
 // taps of that phase with the input. Every point is computed as before,

@@ -537,7 +537,7 @@ func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, resul
 	conf := tune.Confirm(ctx, fin, 5, e.confirmTime)
 	w := tune.Winner(conf, def)
 	if w < 0 {
-		return nil, 0, 0, fmt.Errorf("every finalist failed when re-timed: %v", conf[0].Err)
+		return nil, 0, 0, confirmError(conf, ctx.Err())
 	}
 	defUS := 0.0
 	for _, c := range conf {
@@ -546,6 +546,16 @@ func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, resul
 		}
 	}
 	return conf[w].Config, conf[w].Median, defUS, ctx.Err()
+}
+
+// confirmError is why no finalist won the re-timing: the interruption,
+// where the run was interrupted (a time limit's SIGTERM stops the runner
+// too, and every finalist then fails), else the first finalist's failure.
+func confirmError(conf []tune.Confirmed, interrupted error) error {
+	if interrupted != nil {
+		return fmt.Errorf("interrupted while its finalists were re-timed (%v)", interrupted)
+	}
+	return fmt.Errorf("every finalist failed when re-timed: %v", conf[0].Err)
 }
 
 // reference draws the instance's inputs (normal, seed 1) and computes the

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -254,5 +256,18 @@ func TestFinishedSummaries(t *testing.T) {
 		if got := strings.Join(names, " "); got != c.want {
 			t.Errorf("%v: %q, want %q", c.sums, got, c.want)
 		}
+	}
+}
+
+// TestConfirmError: a tuning run interrupted while it re-times the
+// finalists says so, rather than that every finalist failed (the runner
+// it stopped fails them all); otherwise the first finalist's failure.
+func TestConfirmError(t *testing.T) {
+	conf := []tune.Confirmed{{Err: errors.New("runner is not running")}}
+	if got := confirmError(conf, context.Canceled).Error(); !strings.HasPrefix(got, "interrupted while its finalists were re-timed") {
+		t.Errorf("interrupted: %q", got)
+	}
+	if got := confirmError(conf, nil).Error(); got != "every finalist failed when re-timed: runner is not running" {
+		t.Errorf("not interrupted: %q", got)
 	}
 }

@@ -29,7 +29,7 @@ import (
 // and only on specialized kernels (constant extents).
 func splitPhases(k *ir.Kernel) {
 	for _, s := range k.Stmts {
-		if writers(k, s.Target) != 1 || readsTensor(k, s.Target) || MatchMatmul(s) != nil || MatchIGemm(s) != nil {
+		if writers(k, s.Target) != 1 || slices.ContainsFunc(k.Stmts, func(r *ir.Stmt) bool { return uses(r, s.Target) }) || MatchMatmul(s) != nil || MatchIGemm(s) != nil {
 			continue
 		}
 		splitPhase(k, s)
@@ -225,18 +225,4 @@ func writers(k *ir.Kernel, t *ir.Tensor) int {
 		}
 	}
 	return n
-}
-
-// readsTensor reports whether a statement of k loads t.
-func readsTensor(k *ir.Kernel, t *ir.Tensor) bool {
-	found := false
-	for _, s := range k.Stmts {
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			if ld, ok := x.(*ir.Load); ok && ld.Tensor == t {
-				found = true
-			}
-			return !found
-		})
-	}
-	return found
 }

@@ -501,7 +501,7 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		v := fmt.Sprintf("kg_vx%d", i)
 		e.printf("          const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + %s);\n", t, vec, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 		for _, st := range stmts {
-			e.aliasLoads(st, ld, v+".v[kg_v]")
+			e.aliasLoads(st.Value, ld, v+".v[kg_v]")
 		}
 	}
 	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
@@ -523,7 +523,7 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		e.printf("          }\n")
 		e.printf("          KgVec<%s, %d> %s = {};\n", t, vec, v)
 		e.printf("          if (%s) %s = *(const KgVec<%s, %d>*)(%s + %s);\n", need, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
-		e.aliasLoads(s, ld, v+".v[kg_v]")
+		e.aliasLoads(s.Value, ld, v+".v[kg_v]")
 	}
 	refs := lower.Refs(s.Index)
 	// One output vector a statement: kg_vy, then kg_vy1, kg_vy2, ... for
@@ -552,7 +552,7 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 	e.printf("    }\n")
 	for _, ld := range loads {
 		for _, st := range stmts {
-			e.aliasLoads(st, ld, "")
+			e.aliasLoads(st.Value, ld, "")
 		}
 	}
 }

@@ -561,17 +561,10 @@ func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Exp
 	if e.loads == nil {
 		e.loads = map[*ir.Load]string{}
 	}
-	var aliased []*ir.Load
 	for i, ld := range loads {
 		x := fmt.Sprintf("kg_vk%d", i)
 		e.chunkLoad(in, x, ld, v)
-		ir.Walk(reads, func(y ir.Expr) bool {
-			if other, ok := y.(*ir.Load); ok && sameLoad(other, ld) {
-				e.loads[other] = x + ".v[kg_e]"
-				aliased = append(aliased, other)
-			}
-			return true
-		})
+		e.aliasLoads(reads, ld, x+".v[kg_e]")
 	}
 	e.printf("%s#pragma unroll\n", in)
 	e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
@@ -579,8 +572,8 @@ func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Exp
 	e.printf("%s  const int64_t %s = kg_q0 + kg_e;\n", in, flat)
 	emit(in + "  ")
 	e.printf("%s}\n", in)
-	for _, ld := range aliased {
-		delete(e.loads, ld)
+	for _, ld := range loads {
+		e.aliasLoads(reads, ld, "")
 	}
 	e.printf("%s  }\n", indent)
 	e.printf("%s}\n", indent)
@@ -690,7 +683,7 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	for i, ld := range loads {
 		x := fmt.Sprintf("kg_vx%d", i)
 		e.chunkLoad(in, x, ld, v)
-		e.aliasLoads(s, ld, x+".v[kg_e]")
+		e.aliasLoads(s.Value, ld, x+".v[kg_e]")
 	}
 	refs := lower.Refs(s.Index)
 	e.printf("%sKgVec<%s, %d> kg_vy;\n", in, out, v)
@@ -709,7 +702,7 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) kg_yp[kg_e] = kg_vy.v[kg_e];\n", in, v)
 	e.printf("%s}\n", in)
 	for _, ld := range loads {
-		e.aliasLoads(s, ld, "")
+		e.aliasLoads(s.Value, ld, "")
 	}
 	e.printf("%s  }\n", indent)
 	e.printf("%s}\n", indent)
@@ -731,10 +724,10 @@ func (e *emitter) chunkLoad(in, x string, ld *ir.Load, v int64) {
 	e.printf("%s}\n", in)
 }
 
-// aliasLoads makes every load of s that reads ld's element render as v
+// aliasLoads makes every load in x that reads ld's element render as v
 // (while e.loads holds it), or with v empty, as a load again.
-func (e *emitter) aliasLoads(s *ir.Stmt, ld *ir.Load, v string) {
-	ir.Walk(s.Value, func(x ir.Expr) bool {
+func (e *emitter) aliasLoads(x ir.Expr, ld *ir.Load, v string) {
+	ir.Walk(x, func(x ir.Expr) bool {
 		if other, ok := x.(*ir.Load); ok && sameLoad(other, ld) {
 			if v == "" {
 				delete(e.loads, other)

@@ -167,7 +167,7 @@ func DefaultConfig(l *Launch) Config {
 // points each reduce over a window of an input, measured on the H100: m
 // points a thread, one a step, where the last index modulo m (2, 4 or
 // 8) picks a transposed convolution's taps, which its strided sums
-// (strides.go) leave in the load's indices: a thread's points then take
+// (stridesum.go) leave in the load's indices: a thread's points then take
 // every residue, their loads of the input overlapping (convt1d_up2
 // 253.95 us with VEC 4 and UNROLL 4, the default before, 243.36 with
 // UNROLL 1, 204.86 with VEC 2, 177.22 with VEC 2 and UNROLL 1, 190.66

@@ -29,15 +29,12 @@ func groupRows(k *ir.Kernel, cols bool, lim Limits) []group {
 	var groups []group
 	stmts := k.Stmts
 	for i := 0; i < len(stmts); {
-		best := -1
-		for j := i; j < len(stmts); j++ {
-			if rowGroupOK(k, stmts[i:j], stmts[j]) {
-				best = j
-			}
-			if !isRowMember(stmts[j]) {
-				break
-			}
+		if g, next, ok := prologueGroup(k, i, lim); ok {
+			groups = append(groups, g)
+			i = next
+			continue
 		}
+		best := rowGroupAt(k, i)
 		if best < 0 && cols {
 			for j := i; j < len(stmts); j++ {
 				if colGroupOK(k, stmts[i:j], stmts[j], lim) {
@@ -63,6 +60,104 @@ func groupRows(k *ir.Kernel, cols bool, lim Limits) []group {
 		i = best + 1
 	}
 	return groups
+}
+
+// rowGroupAt is the index of the last statement of the longest row group
+// that starts at k.Stmts[i] (see rowGroupOK), or -1.
+func rowGroupAt(k *ir.Kernel, i int) int {
+	stmts := k.Stmts
+	best := -1
+	for j := i; j < len(stmts); j++ {
+		if rowGroupOK(k, stmts[i:j], stmts[j]) {
+			best = j
+		}
+		if !isRowMember(stmts[j]) {
+			break
+		}
+	}
+	return best
+}
+
+// prologueGroup joins a run of statements over whole rows, from
+// k.Stmts[i], to the row group that follows and reads them: a threshold's
+// mask M[r, d] = X[r, d] > t and the per-row any() of M, or a residual
+// sum H = X + R and the RMS norm of H (both returned). The group's
+// statements read each one's value where they read the tensor
+// (inlined), and the launch stores it along the row beside its own
+// outputs (Launch.Also): the row is read from memory once and the
+// prologue's output is written once, where two launches would write it
+// and read it back. It returns the group and the index of the statement
+// after it, or ok false.
+func prologueGroup(k *ir.Kernel, i int, lim Limits) (g group, next int, ok bool) {
+	stmts := k.Stmts
+	p := i
+	for p < len(stmts) && rowPrologue(stmts[p]) {
+		p++
+	}
+	if p == i || p == len(stmts) {
+		return group{}, 0, false
+	}
+	best := rowGroupAt(k, p)
+	if best < 0 {
+		return group{}, 0, false
+	}
+	fused, final := stmts[p:best], stmts[best]
+	if len(fused) == 0 && choose(final, lim).Name() != "row-reduce" {
+		return group{}, 0, false
+	}
+	r := rowRank(fused, final)
+	for q, s := range stmts[i:p] {
+		if len(s.Index) != r+1 {
+			return group{}, 0, false
+		}
+		for d := range r {
+			if !sameExtent(s.Index[d], final.Index[d]) {
+				return group{}, 0, false
+			}
+		}
+		// Each is read by the group or by a later statement of the
+		// prologue: one read by neither would only share the launch.
+		if !slices.ContainsFunc(stmts[i+q+1:best+1], func(t *ir.Stmt) bool { return uses(t, s.Target) }) {
+			return group{}, 0, false
+		}
+	}
+	for q, s := range stmts[i:p] {
+		inline := inliner(s, s.Target)
+		for _, t := range stmts[i+q+1 : best+1] {
+			t.Value = ir.Rewrite(t.Value, inline)
+		}
+	}
+	return group{also: stmts[i:p], fused: fused, final: final, rowDims: r}, best + 1, true
+}
+
+// rowPrologue reports whether s could lead a row group as a statement
+// over whole rows that the group stores (prologueGroup): elementwise,
+// and reading every tensor at most along its last index, that is, its
+// column, as its own last dimension, so that a reduction over the column
+// that reads it reads its inputs along their rows as well.
+func rowPrologue(s *ir.Stmt) bool {
+	if len(s.Index) < 2 || ir.Classify(s) != ir.Elementwise || (s.Target.Kind != ir.Output && s.Target.Kind != ir.Let) {
+		return false
+	}
+	col := s.Index[len(s.Index)-1]
+	ok := true
+	ir.Walk(s.Value, func(x ir.Expr) bool {
+		ld, isLoad := x.(*ir.Load)
+		if !isLoad || len(ld.Index) == 0 {
+			return true
+		}
+		last := len(ld.Index) - 1
+		for d, ix := range ld.Index {
+			if d == last && Mentions(ix, col) && !UnitStep(ix, col) {
+				ok = false
+			}
+			if d < last && Mentions(ix, col) {
+				ok = false
+			}
+		}
+		return true
+	})
+	return ok
 }
 
 // isRowMember reports whether s could be a fused member: a let or an
@@ -374,7 +469,7 @@ func RowCache(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 }
 
 // rowLoops finds the loops over a row-reduce launch's row: every
-// top-level reduction of the group and the output's columns must run over
+// top-level reduction of the group and the outputs' columns must run over
 // one index from 0 of the same constant extent n > 0, which it returns
 // with those indices. (Registers and shared memory hold a row's elements
 // from its first: a loop from 4 would read them 4 places off.)
@@ -391,7 +486,7 @@ func rowLoops(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 		n = c.I
 		return true
 	}
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		for _, r := range ir.TopReductions(s.Value) {
 			if !same(r.Axes) {
 				return 0, nil, false
@@ -399,11 +494,11 @@ func rowLoops(l *Launch) (n int64, loops []*ir.Index, ok bool) {
 			loops = append(loops, r.Axes[0])
 		}
 	}
-	if len(l.Stmt.Index) > l.RowDims {
-		if !same(l.Stmt.Index[l.RowDims:]) {
+	for _, s := range RowOutputs(l) {
+		if !same(s.Index[l.RowDims:]) {
 			return 0, nil, false
 		}
-		loops = append(loops, l.Stmt.Index[l.RowDims])
+		loops = append(loops, s.Index[l.RowDims])
 	}
 	if n <= 0 {
 		return 0, nil, false
@@ -522,15 +617,17 @@ func Prefetching(l *Launch) bool {
 // (testsuite/results/2026-11-23-h100-bench-rows-cluster.log).
 func (rowReduce) Default(l *Launch) Config {
 	n := int64(-1)
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		for _, r := range ir.TopReductions(s.Value) {
 			if c, ok := constExtent(r.Axes); ok {
 				n = max(n, c)
 			}
 		}
 	}
-	if c, ok := Simplify(Cols(l)).(*ir.Const); ok && len(l.Stmt.Index) > l.RowDims {
-		n = max(n, c.I)
+	for _, s := range RowOutputs(l) {
+		if c, ok := constExtent(s.Index[l.RowDims:]); ok {
+			n = max(n, c)
+		}
 	}
 	if n < 0 {
 		return Config{"THREADS": 256, "PREFETCH": 1, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1}
@@ -638,7 +735,7 @@ func (rowReduce) Default(l *Launch) Config {
 // testsuite/results/2026-11-26-h100-s15-online/second/.)
 func readOnce(l *Launch) bool {
 	ps, ok := OnePass(append(slices.Clone(l.Fused), l.Stmt), l.RowDims)
-	return ok && len(ps.Online) > 0
+	return ok && len(ps.Online) > 0 && len(l.Also) == 0
 }
 
 // stagedDefault stages the rows (STAGE=1, a block of 1024 threads a row)
@@ -721,7 +818,10 @@ func rowVecDefault(l *Launch) int64 {
 // stores or reads from an input.
 func widestElement(l *Launch) int64 {
 	size := int64(l.Stmt.Target.DType.Size())
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Also {
+		size = max(size, int64(s.Target.DType.Size()))
+	}
+	for _, s := range l.Stmts() {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input {
 				size = max(size, int64(ld.Tensor.DType.Size()))
@@ -759,13 +859,25 @@ func Rows(l *Launch) ir.Expr {
 	return Simplify(product(extents))
 }
 
-// Cols is the number of output elements of a row in a row-reduce launch.
-func Cols(l *Launch) ir.Expr {
+// Cols is the number of elements of a row that s, the statement of a
+// row-reduce launch l or one it stores along the row (RowOutputs), writes.
+func Cols(l *Launch, s *ir.Stmt) ir.Expr {
 	var extents []ir.Expr
-	for _, ix := range l.Stmt.Index[l.RowDims:] {
+	for _, ix := range s.Index[l.RowDims:] {
 		extents = append(extents, &ir.Binary{Op: ir.Sub, X: ix.Hi, Y: ix.Lo})
 	}
 	return Simplify(product(extents))
+}
+
+// RowOutputs are the statements a row-reduce launch stores along its
+// rows, in the order it stores them: those it stores beside its own
+// (Also), then its statement where that has columns.
+func RowOutputs(l *Launch) []*ir.Stmt {
+	out := slices.Clone(l.Also)
+	if len(l.Stmt.Index) > l.RowDims {
+		out = append(out, l.Stmt)
+	}
+	return out
 }
 
 // RowInputs lists, in order of first use, the inputs of a row-reduce
@@ -778,7 +890,7 @@ func Cols(l *Launch) ir.Expr {
 // hold.
 func RowInputs(l *Launch, loops []*ir.Index) []*ir.Tensor {
 	var ts []*ir.Tensor
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			ld, ok := x.(*ir.Load)
 			if ok && ld.Tensor.Kind == ir.Input && !slices.Contains(ts, ld.Tensor) && rowLoad(s.Index[:l.RowDims], ld, loops) {

@@ -38,7 +38,10 @@ type Launch struct {
 	Stmt  *ir.Stmt
 	Fused []*ir.Stmt
 	// Also are statements computed at each point of Stmt after it, over
-	// Stmt's indices: elementwise siblings that share its launch.
+	// Stmt's indices: elementwise siblings that share its launch. In a
+	// row-reduce launch they are statements over whole rows that it
+	// stores along each row (RowOutputs) before Stmt, over Stmt's row
+	// indices and their own columns (prologueGroup).
 	Also     []*ir.Stmt
 	Template Template
 	Config   Config
@@ -239,7 +242,12 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 		offset = alignUp(add(offset, bytes), SlotAlign)
 	}
 	for i, g := range groups {
-		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, Also: alsoAt(g.final, g.also), RowDims: g.rowDims, Target: lim}
+		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims, Target: lim}
+		if g.rowDims > 0 {
+			l.Also = rowAlsoAt(g.final, g.rowDims, g.also)
+		} else {
+			l.Also = alsoAt(g.final, g.also)
+		}
 		switch {
 		case reference && lim.Tiles:
 			l.Template = tileGeneric

@@ -81,6 +81,22 @@ func alsoAt(final *ir.Stmt, also []*ir.Stmt) []*ir.Stmt {
 	return out
 }
 
+// rowAlsoAt rewrites the statements a row-reduce launch stores along its
+// rows over final's row indices (the first rowDims), keeping their own
+// columns.
+func rowAlsoAt(final *ir.Stmt, rowDims int, also []*ir.Stmt) []*ir.Stmt {
+	var out []*ir.Stmt
+	for _, s := range also {
+		subst := map[*ir.Index]ir.Expr{}
+		for d := range rowDims {
+			subst[s.Index[d]] = &ir.IndexRef{Index: final.Index[d]}
+		}
+		index := append(slices.Clone(final.Index[:rowDims]), s.Index[rowDims:]...)
+		out = append(out, &ir.Stmt{Target: s.Target, Index: index, Value: ir.Substitute(s.Value, subst), Span: s.Span})
+	}
+	return out
+}
+
 // Stmts are every statement a launch computes: the fused lets, the
 // statement, and its siblings (Also).
 func (l *Launch) Stmts() []*ir.Stmt {

@@ -117,3 +117,64 @@ kernel shifted<R, D>(X: f32[R, D]) -> (Q: f32[R, D], S: f32[R]) {
 		t.Errorf("shifted: %s", got)
 	}
 }
+
+// TestRowPrologue: statements over whole rows that the row group after
+// them reads join its launch, which stores them (Also, over the group's
+// row indices and their own columns) and whose reductions read their
+// values; one read along another axis than its rows (a transpose), one
+// the group does not read, and one over other rows than the group's (a
+// batch's rows share it) stay launches of their own. What the joined launches compute is checked where they are emitted
+// (backends/cuda's TestEmulatedPrologue, the Triton interpreter's).
+func TestRowPrologue(t *testing.T) {
+	prog, diags := frontend.CheckSource("p.kg", `
+kernel mask<R, D>(X: f32[R, D]) -> (M: bool[R, D], A: bool[R]) {
+  M[r, d] = X[r, d] > 0.5
+  A[r] = max[d](M[r, d] ? 1 : 0) == 1
+}
+kernel transposed<R, D>(X: f32[D, R]) -> (P: f32[R, D], S: f32[R]) {
+  P[r, d] = X[d, r] * 2.0
+  S[r] = sum[d](P[r, d])
+}
+kernel unread<R, D>(X: f32[R, D]) -> (P: f32[R, D], S: f32[R]) {
+  P[r, d] = X[r, d] * 2.0
+  S[r] = sum[d](X[r, d])
+}
+kernel batched<B, R, D>(X: f32[R, D], Y: f32[B, R, D]) -> (P: f32[R, D], S: f32[B, R]) {
+  P[r, d] = X[r, d] * 2.0
+  S[b, r] = sum[d](P[r, d] + Y[b, r, d])
+}
+instance mask_a = mask<R = 64, D = 1000>
+instance transposed_a = transposed<R = 64, D = 1000>
+instance unread_a = unread<R = 64, D = 1000>
+instance batched_a = batched<B = 4, R = 64, D = 1000>
+`)
+	if diags.HasErrors() {
+		t.Fatal(diags.Diags[0].Msg)
+	}
+	for name, want := range map[string]string{
+		"mask":         "mask:row-reduce",
+		"mask_a":       "mask_a:row-reduce",
+		"transposed_a": "transposed_a_0_P:transpose transposed_a_1_S:row-reduce",
+		"unread_a":     "unread_a_0_P:elementwise unread_a_1_S:row-reduce",
+		"batched_a":    "batched_a_0_P:elementwise batched_a_1_S:row-reduce",
+	} {
+		if got := templatesOf(t, prog, name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	in := prog.Instance("mask_a")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Launches[0]
+	if len(l.Also) != 1 || l.Also[0].Target.Name != "M" {
+		t.Fatalf("mask_a: stores %d statements beside A, want M", len(l.Also))
+	}
+	if m := l.Also[0]; m.Index[0] != l.Stmt.Index[0] || m.Index[1] == l.Stmt.Index[0] {
+		t.Errorf("mask_a: M is not over A's rows and its own columns")
+	}
+	if ir.Any(l.Stmt.Value, func(x ir.Expr) bool { ld, ok := x.(*ir.Load); return ok && ld.Tensor.Name == "M" }) {
+		t.Errorf("mask_a: A reads M from memory, which its own launch writes")
+	}
+}

@@ -2,7 +2,6 @@ package lower
 
 import (
 	"fmt"
-	"slices"
 
 	"kgen.dev/kgen/ir"
 )
@@ -238,7 +237,7 @@ const streamBlock = 8192
 func streamBytes(l *Launch) int64 {
 	seen := map[*ir.Tensor]bool{}
 	var bytes int64
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input && !seen[ld.Tensor] {
 				seen[ld.Tensor] = true
@@ -262,7 +261,7 @@ func (tileRowReduce) Grid(l *Launch) Grid {
 // or -1.
 func RowLength(l *Launch) int64 {
 	n := int64(0)
-	for _, s := range append(slices.Clone(l.Fused), l.Stmt) {
+	for _, s := range l.Stmts() {
 		for _, r := range ir.TopReductions(s.Value) {
 			c, ok := constExtent(r.Axes)
 			if !ok {
@@ -271,11 +270,18 @@ func RowLength(l *Launch) int64 {
 			n = max(n, c)
 		}
 	}
-	c, ok := constExtent(l.Stmt.Index[l.RowDims:])
-	if !ok {
-		return -1
+	outs := RowOutputs(l)
+	if len(outs) == 0 {
+		return max(n, 1) // the one result of the row
 	}
-	return max(n, c)
+	for _, s := range outs {
+		c, ok := constExtent(s.Index[l.RowDims:])
+		if !ok {
+			return -1
+		}
+		n = max(n, c)
+	}
+	return n
 }
 
 // tileColReduce computes a column reduction (MatchColumns) with a

@@ -74,18 +74,20 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			off += lower.StageBytes(t.DType, e.stageN)
 		}
 	}
-	var outLoads []*ir.Load // the output loop's vector loads
+	outLoads := map[*ir.Stmt][]*ir.Load{} // each output loop's vector loads
 	if cached && e.cacheVec > 1 {
 		tensors := slices.Clone(e.cached)
-		if len(final.Index) > l.RowDims {
-			tensors = append(tensors, final.Target)
-			for _, ld := range vectorLoads([]*ir.Stmt{final}) {
+		var aligned []*ir.Load
+		for _, s := range lower.RowOutputs(l) {
+			tensors = append(tensors, s.Target)
+			for _, ld := range vectorLoads([]*ir.Stmt{s}) {
 				if e.cache[ld.Tensor] == "" {
-					outLoads = append(outLoads, ld)
+					outLoads[s] = append(outLoads[s], ld)
 				}
 			}
+			aligned = append(aligned, outLoads[s]...)
 		}
-		aligned := append(slices.Clone(outLoads), e.rowChunkLoads(stmts)...)
+		aligned = append(aligned, e.rowChunkLoads(stmts)...)
 		e.printf("  const bool kg_vec = %s;  // whole aligned chunks: vector loads and stores\n", e.alignedRows(nil, tensors, aligned, e.cacheVec))
 	}
 	// The grid is sized for prefetching only where lower says so (never
@@ -133,7 +135,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.stageRows("    ")
 	}
 	if cached {
-		e.keepShared(stmts, l.RowDims)
+		e.keepShared(stmts, l.Also, l.RowDims)
 	}
 	// Streamed rows compute a max and its sum of shifted exponentials, or
 	// a sum and its squared deviations, in one pass where that leaves one
@@ -176,6 +178,26 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(lower.Refs(rows), s.Target.Shape), reg)
 		}
 	}
+	// The statements stored along the row beside the final one, each in
+	// a pass of its own (no shuffles: a group whose row is past the end
+	// skips them).
+	if len(l.Also) > 0 {
+		ind := "    "
+		if live != "" {
+			e.printf("    if (%s) {\n", live)
+			ind = "      "
+		}
+		for _, s := range l.Also {
+			e.printf("%s{  // %s along the row\n", ind, s.Target.Name)
+			e.shareUse = e.shareUses[s]
+			e.rowOutput(ind+"  ", l, s, outLoads[s], cached, staged)
+			e.printf("%s}\n", ind)
+		}
+		e.shareUse = nil
+		if live != "" {
+			e.printf("    }\n")
+		}
+	}
 	// The row's outputs: no shuffles from here on but the single result's
 	// reductions, so a group whose row is past the end may skip them.
 	ind := "    "
@@ -184,17 +206,8 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		ind = "      "
 	}
 	e.shareUse = e.shareUses[final]
-	if len(final.Index) > l.RowDims && cached && e.cacheVec > 1 {
-		e.storeChunks(ind, final, outLoads)
-	} else if len(final.Index) > l.RowDims && staged {
-		e.stageStore(ind, final)
-	} else if len(final.Index) > l.RowDims {
-		e.printf("%sconst int64_t kg_cols = %s;\n", ind, e.expr(lower.Cols(l)))
-		cols := final.Index[l.RowDims:]
-		e.rowPass(ind, "kg_q", "kg_cols", cols, final.Value, func(in string) {
-			e.decompose(in, "kg_q", "kg_crest", cols)
-			e.store(in, final)
-		})
+	if len(final.Index) > l.RowDims {
+		e.rowOutput(ind, l, final, outLoads[final], cached, staged)
 	} else {
 		e.blockReductions("    ", final.Value)
 		first := e.rowTid + " == 0"
@@ -217,6 +230,26 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	e.shares, e.shareUses = nil, nil
 	e.stage, e.staged = nil, nil
 	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""
+}
+
+// rowOutput stores the row's elements of s, the final statement or one
+// stored beside it (lower.RowOutputs): a chunk at a time from registers
+// (storeChunks, with loads the pass's own vector loads), from shared
+// memory (stageStore), or a pass over the row (rowPass).
+func (e *emitter) rowOutput(ind string, l *lower.Launch, s *ir.Stmt, loads []*ir.Load, cached, staged bool) {
+	switch {
+	case cached && e.cacheVec > 1:
+		e.storeChunks(ind, s, loads)
+	case staged:
+		e.stageStore(ind, s)
+	default:
+		e.printf("%sconst int64_t kg_cols = %s;\n", ind, e.expr(lower.Cols(l, s)))
+		cols := s.Index[l.RowDims:]
+		e.rowPass(ind, "kg_q", "kg_cols", cols, s.Value, func(in string) {
+			e.decompose(in, "kg_q", "kg_crest", cols)
+			e.store(in, s)
+		})
+	}
 }
 
 // rowCache decides whether the launch keeps rows of its inputs in

@@ -144,16 +144,24 @@ func hasReduce(x ir.Expr) bool {
 }
 
 // keepShared plans the kept values of a cached row's loops, in the order
-// rowReduce runs them (each let's reductions, the last statement's, then
-// its outputs), and declares their register arrays.
-func (e *emitter) keepShared(stmts []*ir.Stmt, rowDims int) {
+// rowReduce runs them (each let's reductions, the statements stored
+// beside the last (also), the last statement's reductions, then its
+// outputs), and declares their register arrays.
+func (e *emitter) keepShared(stmts, also []*ir.Stmt, rowDims int) {
 	var passes []rowPassOf
-	for _, s := range stmts {
+	reductions := func(s *ir.Stmt) {
 		for _, r := range ir.TopReductions(s.Value) {
 			passes = append(passes, rowPassOf{key: r, loop: r.Axes[0], value: r.Body})
 		}
 	}
 	final := stmts[len(stmts)-1]
+	for _, s := range stmts[:len(stmts)-1] {
+		reductions(s)
+	}
+	for _, s := range also {
+		passes = append(passes, rowPassOf{key: s, loop: s.Index[len(s.Index)-1], value: s.Value})
+	}
+	reductions(final)
 	if len(final.Index) > rowDims {
 		passes = append(passes, rowPassOf{key: final, loop: final.Index[len(final.Index)-1], value: final.Value})
 	}

@@ -84,12 +84,22 @@ func (e *emitter) rowReduce() {
 			e.regsStore(m, reg) // a fused output, stored too
 		}
 	}
+	for _, a := range l.Also {
+		e.rowStore(a, fits)
+	}
 	if len(s.Index) == l.RowDims {
 		v := e.rowValue(s.Value, fits)
 		e.regsStore(s, v)
 		return
 	}
-	// The row's outputs, a block of columns at a time.
+	e.rowStore(s, fits)
+}
+
+// rowStore stores the row's elements of s, the final statement of a
+// row-reduce launch or one it stores beside it (lower.RowOutputs), a
+// block of columns at a time.
+func (e *emitter) rowStore(s *ir.Stmt, fits bool) {
+	l := e.launch
 	cols := s.Index[l.RowDims:]
 	e.shape = e.blockShape()
 	if fits {

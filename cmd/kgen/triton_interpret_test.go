@@ -40,6 +40,19 @@ func TestTritonPhasesInterpreted(t *testing.T) {
 	allPass(t, python, "--seeds", "1", spec)
 }
 
+// TestTritonPrologueInterpreted runs the CUDA backend's prologue.kg
+// (statements over whole rows that a row group after them reads, stored
+// by the group's launch) in Triton's interpreter, with rows in one block
+// (the instances), streamed through blocks (the kernels at run-time
+// sizes), and several rows a program (BLOCK_ROWS).
+func TestTritonPrologueInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := "../../backends/cuda/testdata/prologue.kg"
+	allPass(t, python, "--seeds", "1", spec)
+	instances := "mask_odd,mask_chunks,add_rms_odd,add_rms_chunks,chain_odd,after_odd"
+	allPass(t, python, "--seeds", "1", "--kernel", instances, "--config", "row-reduce.BLOCK_ROWS=4", spec)
+}
+
 // TestTritonRowGroupsInterpreted runs row reductions whose short rows go
 // several to a program (row-reduce BLOCK_ROWS > 1, the default for rows of
 // up to 256 elements where there are rows enough for two programs a

@@ -1,0 +1,52 @@
+package cuda
+
+import (
+	"os"
+	"testing"
+
+	"kgen.dev/kgen/lower"
+)
+
+// TestEmulatedPrologue runs testdata/prologue.kg, statements over whole
+// rows that the row group after them reads, stored by the group's launch
+// (lower's prologueGroup), under the configurations whose passes over a
+// row differ: registers one element and one chunk at a time, a row staged
+// in shared memory, rows shared by groups of threads, prefetched rows, and
+// the default (the kernels at run-time sizes stream their rows). A
+// prologue stored at the wrong place, or a reduction that read the stored
+// tensor rather than its value, shows as a wrong output (the outputs are
+// poisoned with NaN before each launch). Each instance's group must also
+// be one launch.
+func TestEmulatedPrologue(t *testing.T) {
+	gxx := emulatorGxx(t)
+	text, err := os.ReadFile("testdata/prologue.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	launches := map[string]int{"mask_odd": 1, "mask_chunks": 1, "add_rms_odd": 1, "add_rms_chunks": 1, "chain_odd": 1, "after_odd": 2}
+	for _, p := range plansOf(t, "prologue.kg", string(text)) {
+		if p.Env == nil {
+			continue
+		}
+		l := p.Launches[0]
+		if len(p.Launches) != launches[p.Name] || l.Template.Name() != "row-reduce" || len(l.Also) == 0 {
+			t.Errorf("%s: %d launches, the first %s storing %d statements beside its own; want %d, row-reduce storing its prologue", p.Name, len(p.Launches), l.Template.Name(), len(l.Also), launches[p.Name])
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		config lower.Config
+	}{
+		{"default", nil},
+		{"registers", lower.Config{"row-reduce.THREADS": 64, "row-reduce.VEC": 1}},
+		{"chunks", lower.Config{"row-reduce.THREADS": 64, "row-reduce.VEC": 4}},
+		{"staged", lower.Config{"row-reduce.THREADS": 64, "row-reduce.STAGE": 1, "row-reduce.VEC": 1}},
+		{"groups", lower.Config{"row-reduce.THREADS": 64, "row-reduce.BLOCK_ROWS": 8, "row-reduce.VEC": 1}},
+		{"prefetch", lower.Config{"row-reduce.THREADS": 64, "row-reduce.PREFETCH": 1, "row-reduce.VEC": 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			emulateFileOn(t, gxx, "testdata/prologue.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: c.config})
+		})
+	}
+}

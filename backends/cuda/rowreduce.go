@@ -545,7 +545,9 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 // the vector x of a matrix-vector product's sum[k](A[m, k] * x[k]). They
 // would otherwise be read an element at a time: VEC loads where one does.
 func (e *emitter) chunkLoads(ix []*ir.Index, reads ir.Expr) []*ir.Load {
-	if e.cache == nil || e.cacheVec < 2 || len(ix) != 1 {
+	// Only beside a row kept in registers (kg_vec, which says whether
+	// the chunks are aligned, is declared only then).
+	if len(e.cached) == 0 || e.cacheVec < 2 || len(ix) != 1 {
 		return nil
 	}
 	var out []*ir.Load

@@ -684,8 +684,29 @@ func (e *emitter) repeat(x *ir.Reduce, v val, axes []*ir.Index) val {
 	return val{code: e.bind(fmt.Sprintf("%s %s (%s)", v.code, op, count)), axes: v.axes, t: v.t}
 }
 
+// sameAxes reports whether every value is over the same axes.
+func sameAxes(vs []val) bool {
+	for _, v := range vs[1:] {
+		if len(v.axes) != len(vs[0].axes) {
+			return false
+		}
+		for _, ax := range v.axes {
+			if !slices.Contains(vs[0].axes, ax) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // einsum computes a sum over a product of two or more factors that are
-// tensors with torch.einsum, which runs matrix products on cuBLAS. The
+// tensors with torch.einsum, which runs matrix products on cuBLAS. Factors
+// over the same axes, a product elementwise then reduced (a sum of
+// squares: (x * x).sum(-1)), are no matrix product: they are multiplied and
+// summed, as a user writes them, which torch.compile fuses into one
+// reduction (it ran an einsum of two 8192 x 4096 factors over their rows
+// as batched matrix products, 536 us where the fused program reads them in
+// about 40, on the H100: testsuite/results/2026-11-28-h100-s26-prologue/). The
 // factors are as the IR has them: 16-bit inputs widened to the
 // accumulation type first, so that no product or sum is rounded to 16
 // bits (a 16-bit einsum would round its result), as kgen computes them.
@@ -714,7 +735,7 @@ func (e *emitter) einsum(x *ir.Reduce) (val, bool) {
 		}
 		tensors = append(tensors, v)
 	}
-	if len(tensors) < 2 {
+	if len(tensors) < 2 || sameAxes(tensors) {
 		return val{}, false
 	}
 	letters := map[*ir.Index]byte{}

@@ -101,6 +101,19 @@ func (g *gen) rowReduce() {
 		d.lo, d.hi, d.long = 2049, 4096, true
 	}
 	x := g.input(pickOf(g, []string{"f32", "f32", "f16", "bf16"}), append(slices.Clone(outer), D))
+	if g.chance(0.3) {
+		// The rows are an output computed elementwise from the input's,
+		// which the row's launch stores too (lower's prologueGroup).
+		ps := newScope()
+		for _, d := range append(slices.Clone(outer), D) {
+			ps.bind(d)
+		}
+		l := g.leavesFor(ps, false)
+		l.reads = []*tval{x}
+		p := g.output(pickOf(g, []string{"f32", "f32", "f16", "bf16"}), append(slices.Clone(outer), D))
+		g.emit(false, p, ps.idx, bin(pickOf(g, []string{"+", "*", "-"}), kFloat, g.plainRead(x, ps), g.floatExpr(1, l)))
+		x = p
+	}
 	sc := newScope()
 	for _, d := range outer {
 		sc.bind(d)

@@ -97,8 +97,13 @@ func rowAlsoAt(final *ir.Stmt, rowDims int, also []*ir.Stmt) []*ir.Stmt {
 	return out
 }
 
-// Stmts are every statement a launch computes: the fused lets, the
-// statement, and its siblings (Also).
+// Stmts are every statement a launch computes, in the order it computes
+// them: the fused lets, then the statement and its siblings (Also), or in
+// a row-reduce launch the statements it stores along the row (Also) and
+// then its own.
 func (l *Launch) Stmts() []*ir.Stmt {
+	if l.RowDims > 0 {
+		return append(append(slices.Clone(l.Fused), l.Also...), l.Stmt)
+	}
 	return append(append(slices.Clone(l.Fused), l.Stmt), l.Also...)
 }

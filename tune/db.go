@@ -43,6 +43,11 @@ type Record struct {
 	Failure string       `json:"failure,omitempty"` // a FailureKind's text
 	Error   string       `json:"error,omitempty"`
 	At      string       `json:"at"` // RFC 3339, UTC
+	// A winner's Finalists are the configurations of its launch re-timed
+	// with it (Key's text; the default among them when it ran), and
+	// DefaultUS the default's median there (0 when it was not re-timed).
+	Finalists []string `json:"finalists,omitempty"`
+	DefaultUS float64  `json:"default_us,omitempty"`
 }
 
 // Device is the GPU a record was measured on.

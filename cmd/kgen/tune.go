@@ -66,7 +66,9 @@ rounds wins, unless others are within the noise (half the range of either
 one's round medians, and at least 1% of the fastest): then, of those, the
 default configuration, else the smallest (comparing values parameter by
 parameter, in name order). Two runs on the same machine so pick the same
-configuration unless the difference is real.
+configuration unless the difference is real. A launch whose finalists an
+earlier run re-timed (a restart) keeps that run's winner without re-timing
+them.
 
 The database (--db, default: $KGEN_TUNE_DB, else kgen/tune.jsonl in the
 user's cache directory) is JSON lines, appended to one whole line at a time
@@ -479,19 +481,43 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 		if err != nil {
 			return fail(err)
 		}
-		win, winUS, defUS, err := s.confirmWinner(ctx, e, results, defaults[i])
+		fin, err := finalists(results, defaults[i], s.confirm)
 		if err != nil {
 			e.removeSources()
 			return fail(err)
 		}
+		var win lower.Config
+		var winUS, defUS float64
+		if w, ok := priorWinner(s.known, rec, fin, defaults[i]); ok {
+			// The search's best are the finalists an earlier run
+			// re-timed: its winner stands (re-timing would measure the
+			// noise), and nothing is compiled or timed again.
+			win = fin[slices.IndexFunc(fin, func(c lower.Config) bool { return tune.Key(c) == w.Configs[i] })]
+			winUS, defUS = w.Time.MedianUS, w.DefaultUS
+			if !s.asJSON {
+				fmt.Fprintf(stderr, "tune: %s: the finalists re-timed at %s again: keeping their winner %s (%.2f us)\n", what, w.At, w.Configs[i], winUS)
+			}
+		} else {
+			win, winUS, defUS, err = s.confirmWinner(ctx, e, fin, defaults[i])
+			if err != nil {
+				e.removeSources()
+				return fail(err)
+			}
+			x := rec(win)
+			x.Kind, x.At = tune.KindWinner, time.Now().UTC().Format(time.RFC3339)
+			x.Time = &kgrt.Timing{MedianUS: winUS}
+			x.DefaultUS = defUS
+			for _, c := range fin {
+				x.Finalists = append(x.Finalists, tune.Key(c))
+			}
+			s.known[x.Key()] = x
+			if err := s.db.Append(x); err != nil {
+				e.removeSources()
+				return fail(err)
+			}
+		}
 		e.removeSources()
 		e.configs[i] = win
-		x := rec(win)
-		x.Kind, x.At = tune.KindWinner, time.Now().UTC().Format(time.RFC3339)
-		x.Time = &kgrt.Timing{MedianUS: winUS}
-		if err := s.db.Append(x); err != nil {
-			return fail(err)
-		}
 		if i == len(base.Launches)-1 {
 			sum.TunedUS = winUS
 		}
@@ -509,10 +535,9 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 	return sum
 }
 
-// confirmWinner re-times the best few results interleaved, with the
-// default among them when it ran, and returns the winner, its confirmed
-// time and the default's (0 when it failed).
-func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, results []tune.Result, def lower.Config) (lower.Config, float64, float64, error) {
+// finalists are the best n results' configurations, with the default
+// among them when it ran: the configurations a search re-times.
+func finalists(results []tune.Result, def lower.Config, n int) ([]lower.Config, error) {
 	ok := slices.DeleteFunc(slices.Clone(results), func(r tune.Result) bool { return r.Failure != nil })
 	slices.SortStableFunc(ok, func(a, b tune.Result) int {
 		switch {
@@ -524,16 +549,51 @@ func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, resul
 		return 0
 	})
 	if len(ok) == 0 {
-		return nil, 0, 0, fmt.Errorf("every configuration failed (%d tried)", len(results))
+		return nil, fmt.Errorf("every configuration failed (%d tried)", len(results))
 	}
 	var fin []lower.Config
-	for _, r := range ok[:min(len(ok), s.confirm)] {
+	for _, r := range ok[:min(len(ok), n)] {
 		fin = append(fin, r.Config)
 	}
 	defIn := slices.ContainsFunc(ok, func(r tune.Result) bool { return tune.Key(r.Config) == tune.Key(def) })
 	if defIn && !slices.ContainsFunc(fin, func(c lower.Config) bool { return tune.Key(c) == tune.Key(def) }) {
 		fin = append(fin, def) // timed beside the winner: the speedup is of one protocol, one run
 	}
+	return fin, nil
+}
+
+// priorWinner is the latest winner that an earlier run confirmed among
+// the same finalists (fin; rec gives a configuration's record, the
+// launch's context), with the default's time when the default is one of
+// them: a restarted run, or one given a larger budget whose new
+// evaluations did not reach the finalists.
+func priorWinner(known map[string]tune.Record, rec func(lower.Config) tune.Record, fin []lower.Config, def lower.Config) (tune.Record, bool) {
+	var want []string
+	for _, c := range fin {
+		want = append(want, tune.Key(c))
+	}
+	slices.Sort(want)
+	defIn := slices.Contains(want, tune.Key(def))
+	var best tune.Record
+	found := false
+	for _, c := range fin {
+		r := rec(c)
+		r.Kind = tune.KindWinner
+		w, ok := known[r.Key()]
+		if !ok || w.Time == nil || (defIn && w.DefaultUS <= 0) || !slices.Equal(slices.Sorted(slices.Values(w.Finalists)), want) {
+			continue
+		}
+		if !found || w.At > best.At {
+			best, found = w, true
+		}
+	}
+	return best, found
+}
+
+// confirmWinner re-times the finalists interleaved and returns the
+// winner, its confirmed time and the default's (0 when it failed or was
+// not among them).
+func (s *tuneSession) confirmWinner(ctx context.Context, e *candidateEval, fin []lower.Config, def lower.Config) (lower.Config, float64, float64, error) {
 	conf := tune.Confirm(ctx, fin, 5, e.confirmTime)
 	w := tune.Winner(conf, def)
 	if w < 0 {

@@ -271,3 +271,69 @@ func TestConfirmError(t *testing.T) {
 		t.Errorf("not interrupted: %q", got)
 	}
 }
+
+// TestPriorWinner: a search whose finalists are those an earlier run
+// re-timed keeps that run's winner (the latest such), with the default's
+// time from it; finalists that differ (a new configuration among the
+// best), a winner recorded without its finalists (before they were), or
+// without the default's time where the default is a finalist, are
+// re-timed. The finalists are the best three by time, failures left out,
+// and the default when it ran.
+func TestPriorWinner(t *testing.T) {
+	cfg := func(bm int64) lower.Config { return lower.Config{"BM": bm, "BN": 64} }
+	def := cfg(64)
+	res := func(bm int64, us float64) tune.Result { return tune.Result{Config: cfg(bm), Time: kgrt.Timing{MedianUS: us}} }
+	results := []tune.Result{res(64, 10), res(128, 8), {Config: cfg(512), Failure: &kgrt.Failure{Kind: kgrt.CompileError}}, res(256, 9), res(32, 9.5), res(16, 12)}
+	fin, err := finalists(results, def, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range fin {
+		got = append(got, tune.Key(c))
+	}
+	if want := []string{"BM=128, BN=64", "BM=256, BN=64", "BM=32, BN=64", "BM=64, BN=64"}; strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("finalists %q, want %q", got, want)
+	}
+	rec := func(c lower.Config) tune.Record {
+		return tune.Record{Kind: tune.KindEval, Hash: "h", Shape: "M=1", Target: "cuda:sm_90", Toolchain: "nvcc", Templates: []string{"matmul@1"}, Configs: []string{tune.Key(c)}}
+	}
+	winner := func(c lower.Config, at string, us, defUS float64, fin ...lower.Config) tune.Record {
+		w := rec(c)
+		w.Kind, w.At, w.Time, w.DefaultUS = tune.KindWinner, at, &kgrt.Timing{MedianUS: us}, defUS
+		for _, f := range fin {
+			w.Finalists = append(w.Finalists, tune.Key(f))
+		}
+		return w
+	}
+	known := func(ws ...tune.Record) map[string]tune.Record {
+		m := map[string]tune.Record{}
+		for _, w := range ws {
+			m[w.Key()] = w
+		}
+		return m
+	}
+	same := []lower.Config{cfg(64), cfg(32), cfg(128), cfg(256)} // in another order
+	for _, c := range []struct {
+		name  string
+		known map[string]tune.Record
+		want  string // the kept winner's config, "" for none
+	}{
+		{"same finalists", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, same...)), "BM=128, BN=64"},
+		{"the latest of two", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, same...), winner(cfg(256), "2026-11-28T10:00:00Z", 7.8, 10.2, same...)), "BM=256, BN=64"},
+		{"other finalists", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, cfg(64), cfg(128), cfg(256), cfg(16))), ""},
+		{"no finalists recorded", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1)), ""},
+		{"no default time", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 0, same...)), ""},
+		{"another kernel", known(func() tune.Record { w := winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, same...); w.Hash = "g"; return w }()), ""},
+	} {
+		w, ok := priorWinner(c.known, rec, fin, def)
+		switch {
+		case c.want == "" && ok:
+			t.Errorf("%s: kept %s, want a re-timing", c.name, w.Configs[0])
+		case c.want != "" && (!ok || w.Configs[0] != c.want):
+			t.Errorf("%s: kept %v (%v), want %s", c.name, w.Configs, ok, c.want)
+		case ok && (w.Time.MedianUS <= 0 || w.DefaultUS <= 0):
+			t.Errorf("%s: kept a winner without its times", c.name)
+		}
+	}
+}

@@ -282,7 +282,9 @@ func TestConfirmError(t *testing.T) {
 func TestPriorWinner(t *testing.T) {
 	cfg := func(bm int64) lower.Config { return lower.Config{"BM": bm, "BN": 64} }
 	def := cfg(64)
-	res := func(bm int64, us float64) tune.Result { return tune.Result{Config: cfg(bm), Time: kgrt.Timing{MedianUS: us}} }
+	res := func(bm int64, us float64) tune.Result {
+		return tune.Result{Config: cfg(bm), Time: kgrt.Timing{MedianUS: us}}
+	}
 	results := []tune.Result{res(64, 10), res(128, 8), {Config: cfg(512), Failure: &kgrt.Failure{Kind: kgrt.CompileError}}, res(256, 9), res(32, 9.5), res(16, 12)}
 	fin, err := finalists(results, def, 3)
 	if err != nil {
@@ -324,7 +326,11 @@ func TestPriorWinner(t *testing.T) {
 		{"other finalists", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, cfg(64), cfg(128), cfg(256), cfg(16))), ""},
 		{"no finalists recorded", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1)), ""},
 		{"no default time", known(winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 0, same...)), ""},
-		{"another kernel", known(func() tune.Record { w := winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, same...); w.Hash = "g"; return w }()), ""},
+		{"another kernel", known(func() tune.Record {
+			w := winner(cfg(128), "2026-11-27T10:00:00Z", 7.9, 10.1, same...)
+			w.Hash = "g"
+			return w
+		}()), ""},
 	} {
 		w, ok := priorWinner(c.known, rec, fin, def)
 		switch {

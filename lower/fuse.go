@@ -29,7 +29,7 @@ func groupRows(k *ir.Kernel, cols bool, lim Limits) []group {
 	var groups []group
 	stmts := k.Stmts
 	for i := 0; i < len(stmts); {
-		if g, next, ok := prologueGroup(k, i, lim); ok {
+		if g, next, ok := storedRowGroup(k, i, lim); ok {
 			groups = append(groups, g)
 			i = next
 			continue
@@ -68,7 +68,7 @@ func rowGroupAt(k *ir.Kernel, i int) int {
 	stmts := k.Stmts
 	best := -1
 	for j := i; j < len(stmts); j++ {
-		if rowGroupOK(k, stmts[i:j], stmts[j]) {
+		if rowGroupOK(k, stmts[i:j], nil, stmts[j]) {
 			best = j
 		}
 		if !isRowMember(stmts[j]) {
@@ -78,56 +78,83 @@ func rowGroupAt(k *ir.Kernel, i int) int {
 	return best
 }
 
-// prologueGroup joins a run of statements over whole rows, from
-// k.Stmts[i], to the row group that follows and reads them: a threshold's
-// mask M[r, d] = X[r, d] > t and the per-row any() of M, or a residual
-// sum H = X + R and the RMS norm of H (both returned). The group's
-// statements read each one's value where they read the tensor
-// (inlined), and the launch stores it along the row beside its own
-// outputs (Launch.Also): the row is read from memory once and the
-// prologue's output is written once, where two launches would write it
-// and read it back. It returns the group and the index of the statement
-// after it, or ok false.
-func prologueGroup(k *ir.Kernel, i int, lim Limits) (g group, next int, ok bool) {
+// storedRowGroup is a row group (see rowGroupOK) that also computes
+// statements over whole rows read by the statements after them in the
+// group: a threshold's mask M[r, d] = X[r, d] > t before the per-row
+// any() of M; a residual sum H = X + R before the RMS norm of H; an
+// attention's probabilities p = exp(s - mx) between the row's max mx and
+// their sum. The group's statements read each one's value where they read
+// its tensor (inlined), and the launch stores it along the row beside its
+// own outputs (Launch.Also): the row is read from memory once and the
+// stored statement's output written once, where separate launches would
+// write it and read it back. It returns the group, whose statements run
+// from k.Stmts[i], and the index of the statement after it, or ok false
+// when no such group starts at i.
+func storedRowGroup(k *ir.Kernel, i int, lim Limits) (g group, next int, ok bool) {
 	stmts := k.Stmts
-	p := i
-	for p < len(stmts) && rowPrologue(stmts[p]) {
-		p++
+	var members, also []*ir.Stmt
+	best := -1
+	for _, s := range stmts[i:] {
+		if len(also) > 0 && storedGroupOK(k, members, also, s, lim) {
+			best = slices.Index(stmts, s)
+			g = group{also: slices.Clone(also), fused: slices.Clone(members), final: s, rowDims: rowRank(members, s)}
+		}
+		if rowPrologue(s) {
+			also = append(also, s)
+		} else if isRowMember(s) {
+			members = append(members, s)
+		} else {
+			break // the group cannot reach past s
+		}
 	}
-	if p == i || p == len(stmts) {
-		return group{}, 0, false
-	}
-	best := rowGroupAt(k, p)
 	if best < 0 {
 		return group{}, 0, false
 	}
-	fused, final := stmts[p:best], stmts[best]
-	if len(fused) == 0 && choose(final, lim).Name() != "row-reduce" {
-		return group{}, 0, false
-	}
-	r := rowRank(fused, final)
-	for q, s := range stmts[i:p] {
-		if len(s.Index) != r+1 {
-			return group{}, 0, false
+	inGroup := stmts[i : best+1]
+	for q, a := range inGroup {
+		if !slices.Contains(g.also, a) {
+			continue
 		}
-		for d := range r {
-			if !sameExtent(s.Index[d], final.Index[d]) {
-				return group{}, 0, false
-			}
-		}
-		// Each is read by the group or by a later statement of the
-		// prologue: one read by neither would only share the launch.
-		if !slices.ContainsFunc(stmts[i+q+1:best+1], func(t *ir.Stmt) bool { return uses(t, s.Target) }) {
-			return group{}, 0, false
-		}
-	}
-	for q, s := range stmts[i:p] {
-		inline := inliner(s, s.Target)
-		for _, t := range stmts[i+q+1 : best+1] {
+		inline := inliner(a, a.Target)
+		for _, t := range inGroup[q+1:] {
 			t.Value = ir.Rewrite(t.Value, inline)
 		}
 	}
-	return group{also: stmts[i:p], fused: fused, final: final, rowDims: r}, best + 1, true
+	return g, best + 1, true
+}
+
+// storedGroupOK checks that members and also (statements over whole rows
+// that the group stores, in statement order among the members), then
+// final, can be one row group (storedRowGroup): the members and final as
+// rowGroupOK has them, each of also over the group's rows and one column
+// index and read by a later statement of the group, and a final without
+// members a row reduction of its own.
+func storedGroupOK(k *ir.Kernel, members, also []*ir.Stmt, final *ir.Stmt, lim Limits) bool {
+	if len(members) == 0 && choose(final, lim).Name() != "row-reduce" {
+		return false
+	}
+	if !rowGroupOK(k, members, also, final) {
+		return false
+	}
+	r := rowRank(members, final)
+	end := slices.Index(k.Stmts, final)
+	for _, a := range also {
+		if len(a.Index) != r+1 {
+			return false
+		}
+		for d := range r {
+			if !sameExtent(a.Index[d], final.Index[d]) {
+				return false
+			}
+		}
+		// Read by a later statement of the group: one read by none would
+		// only share the launch.
+		at := slices.Index(k.Stmts, a)
+		if !slices.ContainsFunc(k.Stmts[at+1:end+1], func(t *ir.Stmt) bool { return uses(t, a.Target) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // rowPrologue reports whether s could lead a row group as a statement
@@ -223,8 +250,10 @@ func rowRank(members []*ir.Stmt, final *ir.Stmt) int {
 // rowGroupOK checks that members then final can run one block per row,
 // and that they should: rows too few and too long for a block each
 // (longRows) run the members and final as launches of their own, the
-// final's elements over the whole GPU.
-func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
+// final's elements over the whole GPU. The statements of also, which the
+// group stores along its rows (storedRowGroup), may read the members
+// before them at their own rows.
+func rowGroupOK(k *ir.Kernel, members, also []*ir.Stmt, final *ir.Stmt) bool {
 	kind := ir.Classify(final)
 	if !unguarded(final.Value) {
 		return false
@@ -276,6 +305,14 @@ func rowGroupOK(k *ir.Kernel, members []*ir.Stmt, final *ir.Stmt) bool {
 				return true
 			})
 			if !reads {
+				continue
+			}
+			if slices.Contains(also, s) {
+				// Stored by the group after the members before it, which
+				// it reads in registers.
+				if !atRow || slices.Index(k.Stmts, s) < slices.Index(k.Stmts, m) {
+					return false
+				}
 				continue
 			}
 			pos := slices.Index(inGroup, s)

@@ -25,7 +25,7 @@ func TestEmulatedPrologue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	launches := map[string]int{"mask_odd": 1, "mask_chunks": 1, "add_rms_odd": 1, "add_rms_chunks": 1, "chain_odd": 1, "after_odd": 2}
+	launches := map[string]int{"mask_odd": 1, "mask_chunks": 1, "add_rms_odd": 1, "add_rms_chunks": 1, "chain_odd": 1, "after_odd": 2, "probs_odd": 2}
 	for _, p := range plansOf(t, "prologue.kg", string(text)) {
 		if p.Env == nil {
 			continue

@@ -49,7 +49,7 @@ func TestTritonPrologueInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/prologue.kg"
 	allPass(t, python, "--seeds", "1", spec)
-	instances := "mask_odd,mask_chunks,add_rms_odd,add_rms_chunks,chain_odd,after_odd"
+	instances := "mask_odd,mask_chunks,add_rms_odd,add_rms_chunks,chain_odd,after_odd,probs_odd"
 	allPass(t, python, "--seeds", "1", "--kernel", instances, "--config", "row-reduce.BLOCK_ROWS=4", spec)
 }
 

@@ -917,26 +917,46 @@ func RowOutputs(l *Launch) []*ir.Stmt {
 	return out
 }
 
-// RowInputs lists, in order of first use, the inputs of a row-reduce
-// launch that its row loops (loops, from RowCache or RowStage) read along
-// the row: loaded by a statement of the launch at that statement's row
-// and a loop's index as the last dimension. These are the rows a launch
-// keeps in registers or stages. The statements are l's own, not copies:
-// a copy (ir.Substitute, as the backends make to give the fused members
-// the final statement's row) has new reduction axes, which loops do not
-// hold.
+// RowInputs lists, in order of first use, the tensors a row-reduce launch
+// only reads (ReadOnly) that its row loops (loops, from RowCache or
+// RowStage) read along the row: loaded by a statement of the launch at
+// that statement's row and a loop's index as the last dimension. These
+// are the rows a launch keeps in registers or stages: an input's, or an
+// earlier launch's result, as the scores a softmax after a matrix product
+// reads. The statements are l's own, not copies: a copy (ir.Substitute,
+// as the backends make to give the fused members the final statement's
+// row) has new reduction axes, which loops do not hold.
 func RowInputs(l *Launch, loops []*ir.Index) []*ir.Tensor {
 	var ts []*ir.Tensor
+	passes := map[*ir.Tensor]int{} // the row loops that read each
 	for _, s := range l.Stmts() {
+		var reads []*ir.Tensor
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			ld, ok := x.(*ir.Load)
-			if ok && ld.Tensor.Kind == ir.Input && !slices.Contains(ts, ld.Tensor) && rowLoad(s.Index[:l.RowDims], ld, loops) {
-				ts = append(ts, ld.Tensor)
+			if ok && ReadOnly(l, ld.Tensor) && rowLoad(s.Index[:l.RowDims], ld, loops) {
+				if !slices.Contains(ts, ld.Tensor) {
+					ts = append(ts, ld.Tensor)
+				}
+				if !slices.Contains(reads, ld.Tensor) {
+					reads = append(reads, ld.Tensor)
+					passes[ld.Tensor]++
+				}
 			}
 			return true
 		})
 	}
-	return ts
+	// An earlier launch's result is kept only where two passes read it
+	// (a softmax's scores, read for the max, the sum and the outputs);
+	// read once, it streams as it did. (Inputs read once are kept too: a
+	// row's loads all in flight at once, as measured since.)
+	return slices.DeleteFunc(ts, func(t *ir.Tensor) bool { return t.Kind != ir.Input && passes[t] < 2 })
+}
+
+// ReadOnly reports whether launch l reads t and writes none of it: an
+// input, or what an earlier launch stored (a let in the workspace, an
+// output), which no statement of l writes.
+func ReadOnly(l *Launch, t *ir.Tensor) bool {
+	return t.Kind == ir.Input || !slices.ContainsFunc(l.Stmts(), func(s *ir.Stmt) bool { return s.Target == t })
 }
 
 // rowLoad reports whether ld reads its tensor at row and one of loops'

@@ -316,6 +316,48 @@ instance cosine_kb = cosine<NB = 128, D = 4096>
 	}
 }
 
+// TestRowInputsOfEarlierLaunches: a row-reduce launch keeps in registers
+// the rows of an earlier launch's result that two of its passes read (a
+// softmax's scores after their matrix product: the max, the sum and the
+// outputs), not those one pass reads (a sum of an earlier transpose's
+// rows), and never what it writes itself.
+func TestRowInputsOfEarlierLaunches(t *testing.T) {
+	src := `
+kernel scores<M, N, K>(A: f32[M, K], B: f32[N, K]) -> (P: f32[M, N]) {
+  let s[m, n] = sum[k](A[m, k] * B[n, k])
+  let mx[m] = max[n](s[m, n])
+  let den[m] = sum[n](exp(s[m, n] - mx[m]))
+  P[m, n] = exp(s[m, n] - mx[m]) / den[m]
+}
+kernel tsum<R, D>(X: f32[D, R]) -> (T: f32[R, D], S: f32[R]) {
+  T[r, d] = X[d, r] * 2.0
+  S[r] = sum[d](T[r, d])
+}
+instance scores_a = scores<M = 256, N = 512, K = 64>
+instance tsum_a = tsum<R = 512, D = 512>
+`
+	prog, sm90 := checkOnSm90(t, "earlier.kg", src)
+	for name, want := range map[string]string{"scores_a": "s", "tsum_a": ""} {
+		in := prog.Instance(name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[len(p.Launches)-1]
+		_, loops, ok := lower.RowCache(l)
+		if !ok {
+			t.Fatalf("%s (%s, %s): rows not cached", l.Name, l.Template.Name(), l.Config)
+		}
+		var got []string
+		for _, x := range lower.RowInputs(l, loops) {
+			got = append(got, x.Name)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: kept rows of %v, want %q", l.Name, got, want)
+		}
+	}
+}
+
 // configCase is a configuration of an instance's first launch and
 // whether the target's and the template's checks let it run.
 type configCase struct {

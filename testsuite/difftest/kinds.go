@@ -193,6 +193,19 @@ func (g *gen) rowReduce() {
 		g.emit(false, g.output(dt, append(slices.Clone(outer), D)), full.idx, bin("-", kFloat, X, r))
 	case 0: // softmax
 		mx := red("max", xr)
+		if g.chance(0.4) {
+			// The shifted exponentials an output too, between the max
+			// and their sum: stored by the row's launch (lower's
+			// storedRowGroup).
+			e := g.output(pickOf(g, []string{"f32", "f32", "f16", "bf16"}), append(slices.Clone(outer), D))
+			g.emit(false, e, full.idx, call("exp", kFloat, bin("-", kFloat, X, at(mx))))
+			den := red("sum", func(ls *scope, d string) *Expr {
+				return read(e.name, kFloat, append(idxNames(outIdx), name(d, kInt))...)
+			})
+			g.emit(false, g.output(dt, append(slices.Clone(outer), D)), full.idx,
+				bin("/", kFloat, read(e.name, kFloat, append(idxNames(outIdx), name(dIdx, kInt))...), at(den)))
+			break
+		}
 		den := red("sum", func(ls *scope, d string) *Expr {
 			return call("exp", kFloat, bin("-", kFloat, xr(ls, d), at(mx)))
 		})

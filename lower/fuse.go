@@ -21,7 +21,9 @@ type group struct {
 // reduce along a row (rowReduction), followed by the statement that
 // reads them at its own row, becomes one row-reduce launch (softmax,
 // layernorm, rmsnorm), which also stores those that later launches read;
-// so does an inner reduction alone. With cols, a run
+// so does an inner reduction alone. Such a run may hold statements over
+// whole rows that its later statements read, which the launch stores too
+// (storedRowGroup). With cols, a run
 // of column reductions and the elementwise statement that reads them
 // becomes one col-group launch (colGroupOK). Everything else is a launch
 // of its own.
@@ -157,11 +159,11 @@ func storedGroupOK(k *ir.Kernel, members, also []*ir.Stmt, final *ir.Stmt, lim L
 	return true
 }
 
-// rowPrologue reports whether s could lead a row group as a statement
-// over whole rows that the group stores (prologueGroup): elementwise,
-// and reading every tensor at most along its last index, that is, its
-// column, as its own last dimension, so that a reduction over the column
-// that reads it reads its inputs along their rows as well.
+// rowPrologue reports whether s could be a statement over whole rows that
+// a row group stores (storedRowGroup): elementwise, and reading every
+// tensor at most along its last index, that is, its column, as its own
+// last dimension, so that a reduction over the column that reads it reads
+// its inputs along their rows as well.
 func rowPrologue(s *ir.Stmt) bool {
 	if len(s.Index) < 2 || ir.Classify(s) != ir.Elementwise || (s.Target.Kind != ir.Output && s.Target.Kind != ir.Let) {
 		return false

@@ -641,13 +641,15 @@ def _scalars():
 
 
 def interpret_gaps():
-    """Mends three gaps of Triton 3.6's interpreter that kgen's modules
+    """Mends the gaps of Triton 3.6's interpreter that kgen's modules
     meet: the libdevice functions they call (tanh, pow), which it does not
     run ("extern_elementwise not supported in interpreter mode"), become
     numpy on the interpreter's tensors; bf16 tl.dot, which it computes on
-    the raw bits, widens its operands first; and conversions to and from
-    bf16 other than f32's, which it computes on the raw bits too (f64 1.5
-    became a NaN), go through f32."""
+    the raw bits, widens its operands first; conversions to and from bf16
+    other than f32's, which it computes on the raw bits too (f64 1.5
+    became a NaN), go through f32; f32 to bf16, which it truncates, rounds
+    to nearest even, as a GPU does; and bf16 constants, which it lacks
+    (no get_bf16), are made."""
     import numpy as np
     import triton.language as tl
     import triton.language.extra.libdevice as libdevice
@@ -688,10 +690,24 @@ def interpret_gaps():
 
     def cast_impl(self, src, dst_type):
         s, d = src.dtype.scalar, dst_type.scalar
+        if s == tl.float32 and d == tl.bfloat16:
+            return TensorHandle(bf16_bits(src.data), tl.bfloat16)
         if (s == tl.bfloat16) != (d == tl.bfloat16) and tl.float32 not in (s, d):
-            return cast(self, cast(self, src, tl.float32), dst_type)
+            return cast_impl(self, cast(self, src, tl.float32), dst_type)
         return cast(self, src, dst_type)
     type(builder).cast_impl = cast_impl
+
+    # A GPU rounds f32 to bf16 to nearest even; the interpreter truncated,
+    # a unit in the last place off half the time, two where a bf16 result
+    # fed another (testsuite/results/2026-11-28-difftest-s26/).
+    def bf16_bits(a):
+        b = np.asarray(a, dtype=np.float32).view(np.uint32)
+        r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+        return np.where(np.isnan(a), ((b >> 16) | 0x40).astype(np.uint16), r)
+
+    # tl.full of a bf16 value (kgen's bf16 constants): the interpreter's
+    # builder has constants of every other float type.
+    type(builder).get_bf16 = lambda self, value: TensorHandle(bf16_bits(np.array([value], dtype=np.float32)), tl.bfloat16)
 
 
 class InterpretRunner(Runner):

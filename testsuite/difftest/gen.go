@@ -717,8 +717,12 @@ func (g *gen) size(d *dimInfo) int64 {
 }
 
 // maxWork bounds the interpreter's operations for an instance, keeping
-// emulation (one host thread per CUDA thread) quick.
-const maxWork = 1e5
+// emulation (one host thread per CUDA thread) quick; long rows (dimInfo)
+// stay long up to maxLongWork.
+const (
+	maxWork     = 1e5
+	maxLongWork = 1e8
+)
 
 // instances adds one or two instances: random sizes shrunk until the
 // kernel's work is small, and sometimes a second with the smallest sizes
@@ -757,6 +761,16 @@ func (g *gen) instances() {
 			}
 			if big != nil {
 				break
+			}
+		}
+		if big == nil && w > maxLongWork {
+			// Long rows too many for the interpreter (two of them, a
+			// row's reduction at each of a row's points: 2049^3): the
+			// longest shrinks, long no more.
+			for _, d := range g.dims {
+				if !d.derived && sizes[d.name] > 1 && (big == nil || sizes[d.name] > sizes[big.name]) {
+					big = d
+				}
 			}
 		}
 		if big == nil {

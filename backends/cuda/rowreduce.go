@@ -253,7 +253,8 @@ func (e *emitter) rowOutput(ind string, l *lower.Launch, s *ir.Stmt, loads []*ir
 }
 
 // rowCache decides whether the launch keeps rows of its inputs in
-// registers (lower.RowCache), and if so which: each input read as
+// registers (lower.RowCache), and if so which (lower.RowInputs: inputs,
+// and an earlier launch's results that two passes read): each read as
 // X[row..., i] by one of the row's loops is loaded once a row, element i =
 // threadIdx.x + j * THREADS into kg_c_X[j], and every pass reads the
 // registers: a softmax or layernorm reads its row from memory once, with

@@ -297,23 +297,29 @@ kernel cosine<NB, D>(X: f32[NB, D], Y: f32[NB, D], w: f32[NB]) -> (L: f32[NB]) {
 instance cosine_kb = cosine<NB = 128, D = 4096>
 `
 	prog, sm90 := checkOnSm90(t, "cosine.kg", src)
-	in := prog.Instance("cosine_kb")
-	p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+	if got := keptRows(t, prog.Instance("cosine_kb"), sm90); got != "X Y" {
+		t.Errorf("cosine_kb: kept rows of %q, want X Y", got)
+	}
+}
+
+// keptRows names the tensors whose rows the last launch of in's plan
+// keeps in registers (lower.RowInputs), which must keep rows.
+func keptRows(t *testing.T, in *ir.Instance, lim lower.Limits) string {
+	t.Helper()
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := p.Launches[len(p.Launches)-1]
 	_, loops, ok := lower.RowCache(l)
 	if !ok {
-		t.Fatalf("%s (%s): rows not cached", l.Name, l.Config)
+		t.Fatalf("%s (%s, %s): rows not cached", l.Name, l.Template.Name(), l.Config)
 	}
 	var got []string
 	for _, x := range lower.RowInputs(l, loops) {
 		got = append(got, x.Name)
 	}
-	if strings.Join(got, " ") != "X Y" {
-		t.Errorf("%s: kept rows of %v, want [X Y]", l.Name, got)
-	}
+	return strings.Join(got, " ")
 }
 
 // TestRowInputsOfEarlierLaunches: a row-reduce launch keeps in registers
@@ -338,22 +344,8 @@ instance tsum_a = tsum<R = 512, D = 512>
 `
 	prog, sm90 := checkOnSm90(t, "earlier.kg", src)
 	for name, want := range map[string]string{"scores_a": "s", "tsum_a": ""} {
-		in := prog.Instance(name)
-		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := p.Launches[len(p.Launches)-1]
-		_, loops, ok := lower.RowCache(l)
-		if !ok {
-			t.Fatalf("%s (%s, %s): rows not cached", l.Name, l.Template.Name(), l.Config)
-		}
-		var got []string
-		for _, x := range lower.RowInputs(l, loops) {
-			got = append(got, x.Name)
-		}
-		if strings.Join(got, " ") != want {
-			t.Errorf("%s: kept rows of %v, want %q", l.Name, got, want)
+		if got := keptRows(t, prog.Instance(name), sm90); got != want {
+			t.Errorf("%s: kept rows of %q, want %q", name, got, want)
 		}
 	}
 }

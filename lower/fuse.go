@@ -96,9 +96,9 @@ func storedRowGroup(k *ir.Kernel, i int, lim Limits) (g group, next int, ok bool
 	stmts := k.Stmts
 	var members, also []*ir.Stmt
 	best := -1
-	for _, s := range stmts[i:] {
+	for j, s := range stmts[i:] {
 		if len(also) > 0 && storedGroupOK(k, members, also, s, lim) {
-			best = slices.Index(stmts, s)
+			best = i + j
 			g = group{also: slices.Clone(also), fused: slices.Clone(members), final: s, rowDims: rowRank(members, s)}
 		}
 		if rowPrologue(s) {
@@ -310,9 +310,9 @@ func rowGroupOK(k *ir.Kernel, members, also []*ir.Stmt, final *ir.Stmt) bool {
 				continue
 			}
 			if slices.Contains(also, s) {
-				// Stored by the group after the members before it, which
-				// it reads in registers.
-				if !atRow || slices.Index(k.Stmts, s) < slices.Index(k.Stmts, m) {
+				// Stored by the group after every member, whose values it
+				// reads in registers: at its own row only.
+				if !atRow {
 					return false
 				}
 				continue
@@ -920,7 +920,7 @@ func RowOutputs(l *Launch) []*ir.Stmt {
 }
 
 // RowInputs lists, in order of first use, the tensors a row-reduce launch
-// only reads (ReadOnly) that its row loops (loops, from RowCache or
+// only reads (readOnly) that its row loops (loops, from RowCache or
 // RowStage) read along the row: loaded by a statement of the launch at
 // that statement's row and a loop's index as the last dimension. These
 // are the rows a launch keeps in registers or stages: an input's, or an
@@ -930,12 +930,12 @@ func RowOutputs(l *Launch) []*ir.Stmt {
 // row) has new reduction axes, which loops do not hold.
 func RowInputs(l *Launch, loops []*ir.Index) []*ir.Tensor {
 	var ts []*ir.Tensor
-	passes := map[*ir.Tensor]int{} // the row loops that read each
+	passes := map[*ir.Tensor]int{} // the statements that read each, a pass or more each
 	for _, s := range l.Stmts() {
 		var reads []*ir.Tensor
 		ir.Walk(s.Value, func(x ir.Expr) bool {
 			ld, ok := x.(*ir.Load)
-			if ok && ReadOnly(l, ld.Tensor) && rowLoad(s.Index[:l.RowDims], ld, loops) {
+			if ok && readOnly(l, ld.Tensor) && rowLoad(s.Index[:l.RowDims], ld, loops) {
 				if !slices.Contains(ts, ld.Tensor) {
 					ts = append(ts, ld.Tensor)
 				}
@@ -947,17 +947,17 @@ func RowInputs(l *Launch, loops []*ir.Index) []*ir.Tensor {
 			return true
 		})
 	}
-	// An earlier launch's result is kept only where two passes read it
+	// An earlier launch's result is kept only where two statements read it
 	// (a softmax's scores, read for the max, the sum and the outputs);
 	// read once, it streams as it did. (Inputs read once are kept too: a
 	// row's loads all in flight at once, as measured since.)
 	return slices.DeleteFunc(ts, func(t *ir.Tensor) bool { return t.Kind != ir.Input && passes[t] < 2 })
 }
 
-// ReadOnly reports whether launch l reads t and writes none of it: an
+// readOnly reports whether launch l reads t and writes none of it: an
 // input, or what an earlier launch stored (a let in the workspace, an
 // output), which no statement of l writes.
-func ReadOnly(l *Launch, t *ir.Tensor) bool {
+func readOnly(l *Launch, t *ir.Tensor) bool {
 	return t.Kind == ir.Input || !slices.ContainsFunc(l.Stmts(), func(s *ir.Stmt) bool { return s.Target == t })
 }
 

@@ -243,11 +243,11 @@ func build(k *ir.Kernel, env *ir.Env, name string, lim Limits, reference, widen 
 	}
 	for i, g := range groups {
 		l := &Launch{Name: name, Stmt: g.final, Fused: g.fused, RowDims: g.rowDims, Target: lim}
+		dims := len(g.final.Index) // siblings: at every point of final
 		if g.rowDims > 0 {
-			l.Also = rowAlsoAt(g.final, g.rowDims, g.also)
-		} else {
-			l.Also = alsoAt(g.final, g.also)
+			dims = g.rowDims // stored along the row
 		}
+		l.Also = alsoAt(g.final, dims, g.also)
 		switch {
 		case reference && lim.Tiles:
 			l.Template = tileGeneric

@@ -67,31 +67,19 @@ func uses(s *ir.Stmt, t *ir.Tensor) bool {
 	return ir.Any(s.Value, func(x ir.Expr) bool { l, ok := x.(*ir.Load); return ok && l.Tensor == t })
 }
 
-// alsoAt rewrites the siblings of a launch over final's indices, so that
-// one set of index variables serves the whole launch.
-func alsoAt(final *ir.Stmt, also []*ir.Stmt) []*ir.Stmt {
+// alsoAt rewrites the statements a launch computes beside final over
+// final's first dims indices, keeping their others, so that one set of
+// index variables serves the whole launch: an elementwise launch's
+// siblings over all of final's indices, a row-reduce launch's statements
+// stored along the row over its row indices and their own columns.
+func alsoAt(final *ir.Stmt, dims int, also []*ir.Stmt) []*ir.Stmt {
 	var out []*ir.Stmt
 	for _, s := range also {
 		subst := map[*ir.Index]ir.Expr{}
-		for d, ix := range s.Index {
-			subst[ix] = &ir.IndexRef{Index: final.Index[d]}
-		}
-		out = append(out, &ir.Stmt{Target: s.Target, Index: final.Index, Value: ir.Substitute(s.Value, subst), Span: s.Span})
-	}
-	return out
-}
-
-// rowAlsoAt rewrites the statements a row-reduce launch stores along its
-// rows over final's row indices (the first rowDims), keeping their own
-// columns.
-func rowAlsoAt(final *ir.Stmt, rowDims int, also []*ir.Stmt) []*ir.Stmt {
-	var out []*ir.Stmt
-	for _, s := range also {
-		subst := map[*ir.Index]ir.Expr{}
-		for d := range rowDims {
+		for d := range dims {
 			subst[s.Index[d]] = &ir.IndexRef{Index: final.Index[d]}
 		}
-		index := append(slices.Clone(final.Index[:rowDims]), s.Index[rowDims:]...)
+		index := append(slices.Clone(final.Index[:dims]), s.Index[dims:]...)
 		out = append(out, &ir.Stmt{Target: s.Target, Index: index, Value: ir.Substitute(s.Value, subst), Span: s.Span})
 	}
 	return out

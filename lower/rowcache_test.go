@@ -226,6 +226,7 @@ kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
 instance pool = rowsum<R = 131072, D = 49>
 instance tiny = rowsum<R = 1000, D = 7>
 instance few = rowsum<R = 4096, D = 100>
+instance aligned = rowsum<R = 131072, D = 100>
 instance long = rowsum<R = 4096, D = 1000>
 instance empty = rowsum<R = 40000, D = 0>
 instance vocab = rowsum<R = 128, D = 50257>
@@ -247,17 +248,19 @@ instance inorm_bf16 = center_bf16<R = 1024, D = 65536>
 instance inorm_few = center<R = 128, D = 65536>
 instance inorm_short = center<R = 1024, D = 16384>
 instance inorm_gamma = scale<R = 1024, D = 65536>
+instance short_bf16 = center_bf16<R = 131072, D = 100>
 `)
 	tgt, err := runtime.ParseTarget("triton:sm_90")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"pool":  "BLOCK=64, BLOCK_ROWS=64, num_stages=1, num_warps=8",  // 64 x 64 = 4096
-		"tiny":  "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 64 rows of 32 would make 16 programs
-		"few":   "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
-		"long":  "BLOCK=1024, BLOCK_ROWS=1, num_stages=1, num_warps=2", // longer than 256
-		"empty": "BLOCK=32, BLOCK_ROWS=64, num_stages=1, num_warps=4",  // sums of nothing, one output a row
+		"pool":    "BLOCK=64, BLOCK_ROWS=16, num_stages=1, num_warps=1",  // rows of 196 bytes: 16 x 64 = 1024 a warp
+		"tiny":    "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 64 rows of 32 would make 16 programs
+		"few":     "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
+		"aligned": "BLOCK=128, BLOCK_ROWS=32, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
+		"long":    "BLOCK=1024, BLOCK_ROWS=1, num_stages=1, num_warps=2", // longer than 256
+		"empty":   "BLOCK=32, BLOCK_ROWS=32, num_stages=1, num_warps=1",  // sums of nothing, one output a row
 		// Streamed: 128 rows, a program a multiprocessor; 512, four.
 		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
 		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
@@ -270,6 +273,8 @@ instance inorm_gamma = scale<R = 1024, D = 65536>
 		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
 		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, num_stages=1, num_warps=16",
 		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
+		// Rows of 200 bytes, but of bf16: 4096 elements a program.
+		"short_bf16": "BLOCK=128, BLOCK_ROWS=32, num_stages=1, num_warps=8",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())

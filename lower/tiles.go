@@ -183,15 +183,30 @@ const MaxRowBlock = 16384
 // block (16 elements a thread), from 1 to 16 warps. Rows of up to
 // shortRow elements go several to a program, where there are rows for two
 // such programs a multiprocessor: blocks of at least 32 elements, 4096
-// elements a program. Measured on the H100
-// (testsuite/results/2026-11-26-h100-s10-rows/): ResNet's global average
-// pool (64 x 2048 rows of 49 f32) took 83.1 us with a program a row and
-// 21.8 us with this default (64 rows of 64, 8 warps); 32 rows with 4
-// warps 21.4, 16 rows with 2 warps 20.4.
+// elements a program, or for rows of 4-byte elements or wider that are
+// not whole 16-byte chunks, one warp and 1024 elements a program. Measured
+// on the H100 (testsuite/results/2026-11-26-h100-s10-rows/): ResNet's
+// global average pool (64 x 2048 rows of 49 f32) took 83.1 us with a
+// program a row and 21.8 us with 64 rows of 64 and 8 warps; 32 rows with
+// 4 warps 21.4, 16 rows with 2 warps 20.4. On the H200
+// (testsuite/results/2026-11-28-h200-s27-short-rows/) it took 14.35 us
+// with 64 rows and 8 warps, 13.98 with 16 rows and 2 warps, 9.18 with 16
+// rows and 1 warp; sums over rows of 147 f32 23.58 -> 13.32 us, a
+// centering over rows of 49 28.70 -> 20.30; rows of 9 and 25 f32 the
+// same, rows of 100 bf16 slower (10.89 -> 12.74), and rows in whole
+// chunks (100 f32, 200 bf16) the same or slower.
 func (tileRowReduce) Default(l *Launch) Config {
 	n := RowLength(l)
 	if n >= 1 && n <= shortRow && l.RowDims > 0 {
 		block := max(32, nextPow2(n))
+		if size := widestElement(l); size >= 4 && n*size%16 != 0 {
+			// Rows of f32 or f64 not in whole 16-byte chunks load an
+			// element at a time: one warp takes 1024 elements, 32 loads
+			// a thread in flight.
+			if rows := min(64, max(1, 1024/block)); manyRows(l, rows) {
+				return Config{"BLOCK": block, "num_warps": 1, "BLOCK_ROWS": rows}
+			}
+		}
 		if rows := min(64, 4096/block); manyRows(l, rows) {
 			return Config{"BLOCK": block, "num_warps": min(16, max(1, rows*block/512)), "BLOCK_ROWS": rows}
 		}

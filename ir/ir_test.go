@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -226,6 +227,39 @@ func TestFold(t *testing.T) {
 	}
 	if got := Format(k.Stmts[0].Index[0].Hi); got != "N + 6" {
 		t.Errorf("folded range = %s, want N + 6", got)
+	}
+}
+
+// TestFoldPowSquare: pow(x, 2) folds to x * x, with x copied (the two
+// operands are separate trees), and other exponents stay pow.
+func TestFoldPowSquare(t *testing.T) {
+	N := dim("N")
+	X := tensor("X", Input, F64, size(N))
+	Y := tensor("Y", Output, F64, size(N))
+	Z := tensor("Z", Output, F64, size(N))
+	i, j := idx("i", size(N)), idx("j", size(N))
+	two := &Const{T: F64, F: 2}
+	square := &Call{Fn: Pow, T: F64, Args: []Expr{&Call{Fn: Abs, T: F64, Args: []Expr{load(X, ref(i))}}, two}}
+	cube := &Call{Fn: Pow, T: F64, Args: []Expr{load(X, ref(j)), &Const{T: F64, F: 3}}}
+	k := &Kernel{Name: "k", Dims: []*Dim{N}, Inputs: []*Tensor{X}, Outputs: []*Tensor{Y, Z}, Stmts: []*Stmt{stmt(Y, square, i), stmt(Z, cube, j)}}
+	if err := RunPasses(k, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := Format(k.Stmts[0].Value); got != "abs(X[i]) * abs(X[i])" {
+		t.Errorf("pow(abs(X[i]), 2) folded to %s, want abs(X[i]) * abs(X[i])", got)
+	}
+	if b, ok := k.Stmts[0].Value.(*Binary); !ok || b.X == b.Y {
+		t.Errorf("the square's operands share one tree")
+	}
+	if got := Format(k.Stmts[1].Value); got != "pow(X[j], f64(3.0))" {
+		t.Errorf("pow(X[j], 3) became %s", got)
+	}
+	// The premise, checked with Go's own pow: x * x is pow(x, 2) at the
+	// special values and at values whose square rounds.
+	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e200, -1e-200, 3, 1.1, -0.7, math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		if p, m := math.Pow(x, 2), x*x; math.Float64bits(p) != math.Float64bits(m) && !(math.IsNaN(p) && math.IsNaN(m)) {
+			t.Errorf("pow(%g, 2) = %g, x * x = %g", x, p, m)
+		}
 	}
 }
 

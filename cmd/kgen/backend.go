@@ -25,9 +25,9 @@ type backend interface {
 	// time), setting each unit's binary and its manifest's Binary, and
 	// reports failures and resource usage in diags at the spec's kernels.
 	compile(ctx context.Context, units []*unit, jobs int, verbose bool, diags *diag.List)
-	// startRunner starts a runner on GPU 0 that loads this backend's
-	// binaries.
-	startRunner(ctx context.Context) (*kgrt.Runner, error)
+	// startRunner starts a runner on the given GPU (a CUDA device index)
+	// that loads this backend's binaries.
+	startRunner(ctx context.Context, gpu int) (*kgrt.Runner, error)
 	// toolchain names the compiler and its version for reports:
 	// "nvcc 13.0.88".
 	toolchain() string
@@ -141,10 +141,10 @@ func (u *unit) compileFailed(diags *diag.List, what string, err error) {
 	diags.Errorf(diag.Span{}, "internal error: %s for %s does not compile; please report it:\n%v", what, u.file.path, err)
 }
 
-func (b *cudaBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {
+func (b *cudaBackend) startRunner(ctx context.Context, gpu int) (*kgrt.Runner, error) {
 	cache, err := kgrt.DefaultRunnerCacheDir()
 	if err != nil {
 		return nil, err
 	}
-	return kgrt.StartRunner(ctx, b.nvcc.Path, cache, 0)
+	return kgrt.StartRunner(ctx, b.nvcc.Path, cache, gpu)
 }

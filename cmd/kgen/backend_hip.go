@@ -100,7 +100,7 @@ func (b *hipBackend) compileNvidia(ctx context.Context, units []*unit, jobs int,
 	}
 }
 
-func (b *hipBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {
+func (b *hipBackend) startRunner(ctx context.Context, gpu int) (*kgrt.Runner, error) {
 	if b.nvcc == nil {
 		return nil, fmt.Errorf("%s is a compile-only target here: kgen has no runner for AMD GPUs (run HIP on an NVIDIA GPU with --target hip:nvidia)", b.target)
 	}
@@ -108,5 +108,5 @@ func (b *hipBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kgrt.StartRunner(ctx, b.nvcc.Path, cache, 0)
+	return kgrt.StartRunner(ctx, b.nvcc.Path, cache, gpu)
 }

@@ -69,9 +69,9 @@ func (b *tritonBackend) compile(ctx context.Context, units []*unit, jobs int, ve
 	}
 }
 
-func (b *tritonBackend) startRunner(ctx context.Context) (*kgrt.Runner, error) {
+func (b *tritonBackend) startRunner(ctx context.Context, gpu int) (*kgrt.Runner, error) {
 	if b.interpret {
 		return kgrt.StartTritonInterpreter(ctx, b.triton.Python, "")
 	}
-	return kgrt.StartPythonRunner(ctx, b.triton.Python, "", 0)
+	return kgrt.StartPythonRunner(ctx, b.triton.Python, "", gpu)
 }

@@ -79,7 +79,7 @@ func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, conf
 	if code := report(&diags, false); code != exitOK {
 		return nil, code
 	}
-	if s.runner, err = be.startRunner(ctx); err != nil {
+	if s.runner, err = be.startRunner(ctx, 0); err != nil {
 		return fail(err)
 	}
 	rmdir := s.close

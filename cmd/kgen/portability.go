@@ -210,7 +210,7 @@ func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tu
 		if pt.be == nil || pt.runnable != "" {
 			continue
 		}
-		runner, err := pt.be.startRunner(ctx)
+		runner, err := pt.be.startRunner(ctx, 0)
 		if err != nil {
 			pt.runnable = "runner: " + err.Error()
 			continue

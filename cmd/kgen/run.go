@@ -112,7 +112,7 @@ func runOnGPU(file *loaded, k *ir.Kernel, inst *ir.Instance, env *ir.Env, inputs
 	if diags.HasErrors() {
 		return nil, fmt.Errorf("%s", diags.Diags[0].Msg)
 	}
-	r, err := be.startRunner(ctx)
+	r, err := be.startRunner(ctx, 0)
 	if err != nil {
 		return nil, err
 	}

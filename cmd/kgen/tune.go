@@ -9,7 +9,10 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,7 +55,10 @@ strategies.
 Candidates are compiled in parallel (-j, default: the number of CPUs), one
 source each (a compile error after --compile-time, default 1m), a batch of
 -j candidates compiling while the previous batch
-is measured, one candidate at a time, on GPU 0: each is checked against
+is measured, one candidate at a time on each GPU of --gpus (default: every
+GPU the driver reports), with one runner a GPU: the instances are shared
+among the GPUs, each taking the next when it is done with one, and the -j
+compile jobs among them. Each candidate is checked against
 the reference interpreter (or, above --max-work, against kgen's reference
 kernels) before it is timed, with a warm-up of 10 ms and max(10, 40 ms of)
 samples. A candidate that fails to compile, exceeds a resource limit,
@@ -113,6 +119,7 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 			scratch := fs.Bool("scratch", false, "in --simulate, start each search without measuring the default configuration first")
 			export := fs.String("export", "", "write the database's records to this file")
 			importPath := fs.String("import", "", "append the records of this file that the database lacks")
+			gpus := fs.String("gpus", "all", "the GPUs to measure on, a runner each: all, or CUDA device indices such as 0,1 (counted after CUDA_VISIBLE_DEVICES)")
 			var tools toolPaths
 			tools.register(fs)
 			return func(args []string) int {
@@ -191,12 +198,16 @@ evaluation ("event": "eval") and one per tuned instance ("event":
 				if path == "off" {
 					return off()
 				}
+				gpuList, err := parseGPUs(*gpus, visibleGPUs)
+				if err != nil {
+					return usageError("tune", "--gpus: %v", err)
+				}
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
 				s := &tuneSession{
 					tgt: tgt, tools: tools, db: db, strategy: *strategy, budget: *budget, limit: *limit, seed: *seed,
 					jobs: *jobs, compileLimit: *compileLimit, confirm: *confirm, maxWork: *maxWork, asJSON: *asJSON, out: *out,
-					progress: newProgressPrinter(stderr, *asJSON),
+					progress: newProgressPrinter(stderr, *asJSON), gpus: gpuList,
 				}
 				return s.run(ctx, insts)
 			}
@@ -282,12 +293,41 @@ type tuneSession struct {
 	out          string
 	progress     *progressPrinter
 
-	be     backend
-	runner *kgrt.Runner
-	device tune.Device
-	dir    string
-	known  map[string]tune.Record
-	refs   map[*loaded]*unit // the reference kernels of each file, once compiled
+	gpus     []int // CUDA device indices, a runner each
+
+	be  backend
+	dir string
+	// mu guards known and what the workers print; refMu refs, held
+	// while a file's reference kernels compile.
+	mu    sync.Mutex
+	known map[string]tune.Record
+	refMu sync.Mutex
+	refs  map[*loaded]*unit // the reference kernels of each file, once compiled
+}
+
+// lookup is the latest record of key.
+func (s *tuneSession) lookup(key string) (tune.Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.known[key]
+	return r, ok
+}
+
+// remember makes r the latest record of its key.
+func (s *tuneSession) remember(r tune.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.known[r.Key()] = r
+}
+
+// tuneWorker measures on one GPU: its runner, the device it reports, its
+// share of the compile jobs and its progress lines.
+type tuneWorker struct {
+	gpu      int
+	runner   *kgrt.Runner
+	device   tune.Device
+	jobs     int
+	progress *progressPrinter
 }
 
 // tuneSummary is what tuning one instance found.
@@ -303,6 +343,7 @@ type tuneSummary struct {
 	Measured  int            `json:"measured"`
 	Failures  map[string]int `json:"failures"`
 	Seconds   float64        `json:"seconds"`
+	GPU       int            `json:"gpu"`
 	Error     string         `json:"error,omitempty"`
 }
 
@@ -332,63 +373,170 @@ func (s *tuneSession) run(ctx context.Context, insts []tuneTarget) int {
 		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
 		return exitUser
 	}
-	if s.runner, err = s.be.startRunner(ctx); err != nil {
-		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
-		return exitUser
-	}
-	defer s.runner.Close()
-	info, err := s.runner.Info(ctx)
+	workers, err := s.startWorkers(ctx)
+	defer func() {
+		for _, w := range workers {
+			w.runner.Close()
+		}
+	}()
 	if err != nil {
 		fmt.Fprintf(stderr, "kgen tune: %v\n", err)
 		return exitUser
 	}
-	s.device = tune.Device{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor), Driver: info.DriverVersion}
 	s.refs = map[*loaded]*unit{}
-	code := exitOK
-	var sums []tuneSummary
-	for _, t := range insts {
-		sum := s.instance(ctx, t)
-		sums = append(sums, sum)
+	sums := make([]tuneSummary, len(insts))
+	done := make([]bool, len(insts))
+	eachOnWorkers(ctx, len(workers), len(insts), func(w, i int) {
+		sum := s.instance(ctx, workers[w], insts[i])
+		// An instance the interruption cut short is not reported as
+		// finished.
+		cut := ctx.Err() != nil && sum.Error != ""
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		sums[i], done[i] = sum, !cut
 		if s.asJSON {
 			line, _ := json.Marshal(sum)
 			fmt.Fprintln(stdout, string(line))
 		}
-		if sum.Error != "" {
-			code = exitUser
-		}
-		if ctx.Err() != nil {
-			// The instances finished before the interruption still get
-			// their report: a run cut short by a time limit shows them.
-			if done := finishedSummaries(sums); !s.asJSON && len(done) > 0 {
-				printSummaries(stdout, s.device, s.be.toolchain(), done)
+	})
+	var finished []tuneSummary
+	code := exitOK
+	for i, sum := range sums {
+		if done[i] {
+			finished = append(finished, sum)
+			if sum.Error != "" {
+				code = exitUser
 			}
-			fmt.Fprintf(stderr, "kgen tune: interrupted; what was measured is in %s, and a new run resumes from it\n", s.db.Path)
-			return exitUser
 		}
 	}
+	if ctx.Err() != nil {
+		// The instances finished before the interruption still get
+		// their report: a run cut short by a time limit shows them.
+		if !s.asJSON && len(finished) > 0 {
+			printSummaries(stdout, workers[0].device, s.be.toolchain(), finished, len(workers) > 1)
+		}
+		fmt.Fprintf(stderr, "kgen tune: interrupted; what was measured is in %s, and a new run resumes from it\n", s.db.Path)
+		return exitUser
+	}
 	if !s.asJSON {
-		printSummaries(stdout, s.device, s.be.toolchain(), sums)
+		printSummaries(stdout, workers[0].device, s.be.toolchain(), finished, len(workers) > 1)
 	}
 	return code
 }
 
-// finishedSummaries are the summaries of an interrupted run's instances
-// that finished: all but the last, which the interruption cut short
-// unless it finished without an error.
-func finishedSummaries(sums []tuneSummary) []tuneSummary {
-	if n := len(sums); n > 0 && sums[n-1].Error != "" {
-		return sums[:n-1]
+// startWorkers starts a runner on each of the session's GPUs, one after
+// another (the first builds the runner program that the others reuse),
+// and shares the compile jobs among them. On an error it returns the
+// workers started so far, for the caller to close.
+func (s *tuneSession) startWorkers(ctx context.Context) ([]*tuneWorker, error) {
+	var workers []*tuneWorker
+	for i, gpu := range s.gpus {
+		r, err := s.be.startRunner(ctx, gpu)
+		if err != nil {
+			return workers, fmt.Errorf("GPU %d: %w", gpu, err)
+		}
+		w := &tuneWorker{gpu: gpu, runner: r, jobs: shareJobs(s.jobs, len(s.gpus), i), progress: s.progress}
+		workers = append(workers, w)
+		info, err := r.Info(ctx)
+		if err != nil {
+			return workers, fmt.Errorf("GPU %d: %w", gpu, err)
+		}
+		w.device = tune.Device{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor), Driver: info.DriverVersion}
+		if len(s.gpus) > 1 {
+			w.progress = s.progress.forGPU(gpu, &s.mu)
+		}
 	}
-	return sums
+	return workers, nil
 }
 
-// instance tunes every launch of one instance.
-func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
+// shareJobs is worker i's share of jobs compile jobs among n workers
+// (at least one each).
+func shareJobs(jobs, n, i int) int {
+	share := jobs / n
+	if i < jobs%n {
+		share++
+	}
+	return max(share, 1)
+}
+
+// eachOnWorkers calls do(w, i) for every i in [0, n), on workers
+// goroutines (w is the worker's index): each worker takes the lowest i not
+// yet taken when it is done with its last, so that a worker does one at a
+// time and work is taken in order. No i is taken once ctx ends; it returns
+// when every call taken has returned.
+func eachOnWorkers(ctx context.Context, workers, n int, do func(w, i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				do(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// visibleGPUs counts the GPUs a runner can use: the entries of
+// CUDA_VISIBLE_DEVICES where it is set, else those the driver reports.
+func visibleGPUs() (int, error) {
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+		n := 0
+		for _, f := range strings.Split(v, ",") {
+			if strings.TrimSpace(f) != "" {
+				n++
+			}
+		}
+		return n, nil
+	}
+	devs, err := kgrt.Devices()
+	return len(devs), err
+}
+
+// parseGPUs reads --gpus: "all" (every GPU count reports, at least GPU 0:
+// with none found, its runner says why) or distinct CUDA device indices,
+// comma-separated.
+func parseGPUs(spec string, count func() (int, error)) ([]int, error) {
+	if spec == "all" {
+		n, err := count()
+		if err != nil || n < 1 {
+			n = 1
+		}
+		gpus := make([]int, n)
+		for i := range gpus {
+			gpus[i] = i
+		}
+		return gpus, nil
+	}
+	var gpus []int
+	for _, f := range strings.Split(spec, ",") {
+		g, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || g < 0 {
+			return nil, fmt.Errorf("%q is not a GPU index (want all, or indices such as 0,1)", f)
+		}
+		if slices.Contains(gpus, g) {
+			return nil, fmt.Errorf("GPU %d named twice", g)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus, nil
+}
+
+// instance tunes every launch of one instance on w's GPU.
+func (s *tuneSession) instance(ctx context.Context, w *tuneWorker, t tuneTarget) tuneSummary {
 	start := time.Now()
 	in := t.inst
-	sum := tuneSummary{Event: "result", Instance: in.Name, Failures: map[string]int{}}
+	sum := tuneSummary{Event: "result", Instance: in.Name, Failures: map[string]int{}, GPU: w.gpu}
 	fail := func(err error) tuneSummary {
 		sum.Error = err.Error()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		fmt.Fprintf(stderr, "kgen tune: %s: %v\n", in.Name, err)
 		return sum
 	}
@@ -397,12 +545,12 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 	if err != nil {
 		return fail(err)
 	}
-	inputs, want, tols, err := s.reference(ctx, t)
+	inputs, want, tols, err := s.reference(ctx, w, t)
 	if err != nil {
 		return fail(err)
 	}
-	e := &candidateEval{be: s.be, runner: s.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: s.jobs, compileLimit: s.compileLimit,
-		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}, resident: kgrt.NewResident(s.runner, inputs)}
+	e := &candidateEval{be: s.be, runner: w.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: w.jobs, compileLimit: s.compileLimit,
+		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}, resident: kgrt.NewResident(w.runner, inputs)}
 	defer e.resident.Free(ctx)
 	defaults := make([]lower.Config, len(base.Launches))
 	for i, l := range base.Launches {
@@ -430,7 +578,7 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 			}
 			cfgs[i] = tune.Key(c)
 			return tune.Record{Kind: tune.KindEval, Kernel: in.Name, Hash: ir.Hash(in.Kernel), Shape: in.Env.String(), Dims: envDims(in.Env),
-				Device: s.device, Target: s.tgt.String(), Toolchain: s.be.toolchain(), Templates: sum.Templates, Configs: cfgs, Launch: i,
+				Device: w.device, Target: s.tgt.String(), Toolchain: s.be.toolchain(), Templates: sum.Templates, Configs: cfgs, Launch: i,
 				Default: tune.Key(c) == tune.Key(defaults[i])}
 		}
 		expect := 0
@@ -441,10 +589,10 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 		if expect > 0 {
 			what += fmt.Sprintf(", %d valid", expect)
 		}
-		s.progress.begin(what)
-		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: s.jobs, Expect: expect,
+		w.progress.begin(what)
+		tu := &tune.Tuner{Space: space, Strategy: st, Eval: e, Default: def, Budget: s.budget, Time: s.limit, Batch: w.jobs, Expect: expect,
 			Known: func(c lower.Config) (tune.Result, bool) {
-				r, ok := s.known[rec(c).Key()]
+				r, ok := s.lookup(rec(c).Key())
 				if !ok {
 					return tune.Result{}, false
 				}
@@ -459,16 +607,20 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 					tm := r.Time
 					x.Time = &tm
 				}
-				s.known[x.Key()] = x
+				s.remember(x)
 				return s.db.Append(x)
 			},
-			Progress: s.progress.update,
+			Progress: w.progress.update,
 		}
 		if s.asJSON {
-			tu.Progress = func(p tune.Progress) { printEvalJSON(in.Name, i, p) }
+			tu.Progress = func(p tune.Progress) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				printEvalJSON(in.Name, i, p)
+			}
 		}
 		results, err := tu.Run(ctx)
-		s.progress.end()
+		w.progress.end()
 		sum.Evals += len(results)
 		for _, r := range results {
 			if !r.Cached {
@@ -488,14 +640,17 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 		}
 		var win lower.Config
 		var winUS, defUS float64
-		if w, ok := priorWinner(s.known, rec, fin, defaults[i]); ok {
+		s.mu.Lock()
+		prior, ok := priorWinner(s.known, rec, fin, defaults[i])
+		s.mu.Unlock()
+		if ok {
 			// The search's best are the finalists an earlier run
 			// re-timed: its winner stands (re-timing would measure the
 			// noise), and nothing is compiled or timed again.
-			win = fin[slices.IndexFunc(fin, func(c lower.Config) bool { return tune.Key(c) == w.Configs[i] })]
-			winUS, defUS = w.Time.MedianUS, w.DefaultUS
+			win = fin[slices.IndexFunc(fin, func(c lower.Config) bool { return tune.Key(c) == prior.Configs[i] })]
+			winUS, defUS = prior.Time.MedianUS, prior.DefaultUS
 			if !s.asJSON {
-				fmt.Fprintf(stderr, "tune: %s: the finalists re-timed at %s again: keeping their winner %s (%.2f us)\n", what, w.At, w.Configs[i], winUS)
+				w.progress.line("%s: the finalists re-timed at %s again: keeping their winner %s (%.2f us)", what, prior.At, prior.Configs[i], winUS)
 			}
 		} else {
 			win, winUS, defUS, err = s.confirmWinner(ctx, e, fin, defaults[i])
@@ -510,7 +665,7 @@ func (s *tuneSession) instance(ctx context.Context, t tuneTarget) tuneSummary {
 			for _, c := range fin {
 				x.Finalists = append(x.Finalists, tune.Key(c))
 			}
-			s.known[x.Key()] = x
+			s.remember(x)
 			if err := s.db.Append(x); err != nil {
 				e.removeSources()
 				return fail(err)
@@ -622,7 +777,7 @@ func confirmError(conf []tune.Confirmed, interrupted error) error {
 // outputs every candidate must match, and within which tolerances: with
 // the interpreter up to --max-work, else with the file's reference
 // kernels on the GPU (Executor.Reference).
-func (s *tuneSession) reference(ctx context.Context, t tuneTarget) (inputs, want []*tensor.Tensor, tols []kgrt.Tolerance, err error) {
+func (s *tuneSession) reference(ctx context.Context, w *tuneWorker, t tuneTarget) (inputs, want []*tensor.Tensor, tols []kgrt.Tolerance, err error) {
 	k, env := t.inst.Kernel, t.inst.Env
 	if ir.Work(k, env) <= s.maxWork {
 		if inputs, err = interp.RandomInputs(k, env, tensor.Normal, 1); err != nil {
@@ -631,28 +786,41 @@ func (s *tuneSession) reference(ctx context.Context, t tuneTarget) (inputs, want
 		want, err = interp.Run(k, env, inputs, interp.Options{})
 		return inputs, want, kgrt.Tolerances(k, env), err
 	}
-	ref := s.refs[t.file]
-	if ref == nil {
-		b := &builder{target: s.tgt, be: s.be, out: s.dir}
-		units, err := b.emitReference([]*loaded{t.file})
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		var diags diag.List
-		s.be.compile(ctx, units, s.jobs, false, &diags)
-		if diags.HasErrors() {
-			diags.Print(stderr)
-			return nil, nil, nil, fmt.Errorf("the reference kernels do not compile")
-		}
-		ref = units[0]
-		s.refs[t.file] = ref
+	ref, err := s.referenceKernels(ctx, t.file)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	rp, rounding := references(ref.plans, k)
 	if rp == nil {
 		return nil, nil, nil, fmt.Errorf("no reference kernel for %s", k.Name)
 	}
-	x := &kgrt.Executor{Runner: s.runner, Binary: ref.binary}
+	x := &kgrt.Executor{Runner: w.runner, Binary: ref.binary}
 	return x.Reference(ctx, rp, rounding, env, tensor.Normal, 1)
+}
+
+// referenceKernels compiles the reference kernels of a file, once for
+// every worker.
+func (s *tuneSession) referenceKernels(ctx context.Context, f *loaded) (*unit, error) {
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
+	if ref := s.refs[f]; ref != nil {
+		return ref, nil
+	}
+	b := &builder{target: s.tgt, be: s.be, out: s.dir}
+	units, err := b.emitReference([]*loaded{f})
+	if err != nil {
+		return nil, err
+	}
+	var diags diag.List
+	s.be.compile(ctx, units, s.jobs, false, &diags)
+	if diags.HasErrors() {
+		s.mu.Lock()
+		diags.Print(stderr)
+		s.mu.Unlock()
+		return nil, fmt.Errorf("the reference kernels do not compile")
+	}
+	s.refs[f] = units[0]
+	return units[0], nil
 }
 
 // resultOf turns a database record back into the result it recorded.

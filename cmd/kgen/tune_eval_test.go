@@ -35,7 +35,7 @@ func (b *fakeBackend) emit(plans []*lower.Plan) []byte {
 	return []byte(sb.String())
 }
 func (b *fakeBackend) toolchain() string { return "fake 1.0" }
-func (b *fakeBackend) startRunner(context.Context) (*kgrt.Runner, error) {
+func (b *fakeBackend) startRunner(context.Context, int) (*kgrt.Runner, error) {
 	return nil, fmt.Errorf("no GPU")
 }
 func (b *fakeBackend) compile(ctx context.Context, units []*unit, jobs int, verbose bool, diags *diag.List) {

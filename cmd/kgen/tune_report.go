@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -22,6 +23,10 @@ type progressPrinter struct {
 	quiet bool // --json prints its own lines
 	what  string
 	last  string
+	// With several GPUs, each has a printer of plain lines that start
+	// with its GPU's index and are written under mu.
+	prefix string
+	mu     *sync.Mutex
 }
 
 // newProgressPrinter prints to w; a terminal is recognized by w being a
@@ -36,10 +41,30 @@ func newProgressPrinter(w io.Writer, quiet bool) *progressPrinter {
 	return &progressPrinter{w: w, tty: tty, quiet: quiet}
 }
 
+// forGPU is a printer for one of several GPUs' runs, sharing p's writer
+// under mu: plain lines, "tune: gpu 1: ...".
+func (p *progressPrinter) forGPU(gpu int, mu *sync.Mutex) *progressPrinter {
+	return &progressPrinter{w: p.w, quiet: p.quiet, prefix: fmt.Sprintf("gpu %d: ", gpu), mu: mu}
+}
+
+// line prints "tune: " and the GPU's prefix, then the formatted line, on
+// a line of its own.
+func (p *progressPrinter) line(format string, args ...any) {
+	if p.mu != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+	}
+	if p.tty && p.last != "" {
+		fmt.Fprintln(p.w)
+		p.last = ""
+	}
+	fmt.Fprintf(p.w, "tune: %s%s\n", p.prefix, fmt.Sprintf(format, args...))
+}
+
 func (p *progressPrinter) begin(what string) {
 	p.what = what
 	if !p.quiet {
-		fmt.Fprintf(p.w, "tune: %s\n", what)
+		p.line("%s", what)
 	}
 }
 
@@ -53,7 +78,7 @@ func (p *progressPrinter) update(pr tune.Progress) {
 		p.last = line
 		return
 	}
-	fmt.Fprintf(p.w, "tune: %s: %s [%s]\n", p.what, line, pr.Last)
+	p.line("%s: %s [%s]", p.what, line, pr.Last)
 }
 
 func (p *progressPrinter) end() {
@@ -104,13 +129,23 @@ func printEvalJSON(instance string, launch int, pr tune.Progress) {
 }
 
 // printSummaries prints the table of a tuning run.
-func printSummaries(w io.Writer, dev tune.Device, toolchain string, sums []tuneSummary) {
+// printSummaries prints the tuned instances as a table; with several
+// GPUs (gpus), the GPU of each is its last column.
+func printSummaries(w io.Writer, dev tune.Device, toolchain string, sums []tuneSummary, gpus bool) {
 	fmt.Fprintf(w, "%s (compute capability %s, CUDA driver %d.%d), %s\n", dev.Name, dev.CC, dev.Driver/1000, dev.Driver%1000/10, toolchain)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "instance\ttemplates\tdefault us\ttuned us\tspeedup\tevaluated (measured)\tfailed\tseconds\tconfig")
+	head := "instance\ttemplates\tdefault us\ttuned us\tspeedup\tevaluated (measured)\tfailed\tseconds\tconfig"
+	if gpus {
+		head += "\tgpu"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range sums {
+		gpu := ""
+		if gpus {
+			gpu = fmt.Sprintf("\t%d", s.GPU)
+		}
 		if s.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Instance, strings.Join(s.Templates, "+"), "error: "+s.Error)
+			fmt.Fprintf(tw, "%s\t%s\t%s%s\n", s.Instance, strings.Join(s.Templates, "+"), "error: "+s.Error, gpu)
 			continue
 		}
 		var fails []string
@@ -121,8 +156,8 @@ func printSummaries(w io.Writer, dev tune.Device, toolchain string, sums []tuneS
 		if s.Speedup > 0 {
 			speed = fmt.Sprintf("%.2fx", s.Speedup)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%d (%d)\t%s\t%.0f\t%s\n", s.Instance, strings.Join(s.Templates, "+"), s.DefaultUS, s.TunedUS,
-			speed, s.Evals, s.Measured, strings.Join(fails, ", "), s.Seconds, strings.Join(s.Configs, " | "))
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%d (%d)\t%s\t%.0f\t%s%s\n", s.Instance, strings.Join(s.Templates, "+"), s.DefaultUS, s.TunedUS,
+			speed, s.Evals, s.Measured, strings.Join(fails, ", "), s.Seconds, strings.Join(s.Configs, " | "), gpu)
 	}
 	tw.Flush()
 }

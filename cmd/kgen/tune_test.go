@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,28 +236,119 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
-// TestFinishedSummaries: an interrupted run reports the instances it
-// finished, not the one the interruption cut short.
-func TestFinishedSummaries(t *testing.T) {
-	a := tuneSummary{Instance: "a"}
-	b := tuneSummary{Instance: "b"}
-	cut := tuneSummary{Instance: "c", Error: "context canceled"}
+// TestEachOnWorkers: every index is done once, each worker does one at a
+// time, the indices are taken in order, every worker takes some when they
+// take long enough, and none is taken once the context ends.
+func TestEachOnWorkers(t *testing.T) {
+	const n, workers = 40, 4
+	var mu sync.Mutex
+	count := make([]int, n)
+	busy := make([]bool, workers)
+	var taken []int
+	byWorker := map[int]int{}
+	eachOnWorkers(context.Background(), workers, n, func(w, i int) {
+		mu.Lock()
+		if busy[w] {
+			t.Errorf("worker %d took %d while busy", w, i)
+		}
+		busy[w] = true
+		count[i]++
+		taken = append(taken, i)
+		byWorker[w]++
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		busy[w] = false
+		mu.Unlock()
+	})
+	for i, c := range count {
+		if c != 1 {
+			t.Errorf("index %d done %d times", i, c)
+		}
+	}
+	// Taken in order up to the workers' races for the next one: no index
+	// starts before one more than workers places earlier in the list.
+	for k, i := range taken {
+		if i > k+workers {
+			t.Errorf("index %d taken %dth", i, k)
+		}
+	}
+	if len(byWorker) != workers {
+		t.Errorf("%d of %d workers took work: %v", len(byWorker), workers, byWorker)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var done atomic.Int32
+	eachOnWorkers(ctx, 2, n, func(w, i int) {
+		if done.Add(1) == 3 {
+			cancel()
+		}
+	})
+	if got := done.Load(); got < 3 || got > 4 {
+		t.Errorf("after the cancel at the third call: %d calls, want 3 or 4 (one a worker in flight)", got)
+	}
+}
+
+// TestParseGPUs: --gpus all counts the visible GPUs (at least one); a list
+// names CUDA device indices, each once.
+func TestParseGPUs(t *testing.T) {
+	count := func(n int, err error) func() (int, error) { return func() (int, error) { return n, err } }
 	for _, c := range []struct {
-		sums []tuneSummary
-		want string
+		spec  string
+		count func() (int, error)
+		want  string
 	}{
-		{[]tuneSummary{a, b, cut}, "a b"},
-		{[]tuneSummary{a, b}, "a b"},
-		{[]tuneSummary{cut}, ""},
-		{nil, ""},
+		{"all", count(4, nil), "[0 1 2 3]"},
+		{"all", count(0, fmt.Errorf("no NVIDIA driver found")), "[0]"},
+		{"0", count(4, nil), "[0]"},
+		{"2, 0", count(4, nil), "[2 0]"},
+		{"1,1", count(4, nil), `error: GPU 1 named twice`},
+		{"x", count(4, nil), `error: "x" is not a GPU index (want all, or indices such as 0,1)`},
+		{"-1", count(4, nil), `error: "-1" is not a GPU index (want all, or indices such as 0,1)`},
 	} {
-		var names []string
-		for _, s := range finishedSummaries(c.sums) {
-			names = append(names, s.Instance)
+		got, err := parseGPUs(c.spec, c.count)
+		s := fmt.Sprint(got)
+		if err != nil {
+			s = "error: " + err.Error()
 		}
-		if got := strings.Join(names, " "); got != c.want {
-			t.Errorf("%v: %q, want %q", c.sums, got, c.want)
+		if s != c.want {
+			t.Errorf("--gpus %q: %s, want %s", c.spec, s, c.want)
 		}
+	}
+}
+
+// TestShareJobs: the compile jobs are shared out whole, at least one a
+// worker.
+func TestShareJobs(t *testing.T) {
+	for _, c := range []struct {
+		jobs, n int
+		want    string
+	}{
+		{16, 1, "[16]"}, {16, 4, "[4 4 4 4]"}, {10, 4, "[3 3 2 2]"}, {2, 4, "[1 1 1 1]"},
+	} {
+		var got []int
+		for i := range c.n {
+			got = append(got, shareJobs(c.jobs, c.n, i))
+		}
+		if fmt.Sprint(got) != c.want {
+			t.Errorf("%d jobs over %d workers: %v, want %s", c.jobs, c.n, got, c.want)
+		}
+	}
+}
+
+// TestSummariesByGPU: with several GPUs the report names each instance's.
+func TestSummariesByGPU(t *testing.T) {
+	sums := []tuneSummary{{Instance: "a", DefaultUS: 2, TunedUS: 1, Speedup: 2, GPU: 1}, {Instance: "b", Error: "boom", GPU: 0}}
+	var one, many strings.Builder
+	dev := tune.Device{Name: "GPU", CC: "9.0", Driver: 13000}
+	printSummaries(&one, dev, "nvcc 13.0", sums, false)
+	printSummaries(&many, dev, "nvcc 13.0", sums, true)
+	if strings.Contains(one.String(), "gpu") {
+		t.Errorf("one GPU's report has a gpu column:\n%s", one.String())
+	}
+	lines := strings.Split(strings.TrimSpace(many.String()), "\n")
+	if len(lines) != 4 || !strings.HasSuffix(lines[1], "gpu") || !strings.HasSuffix(lines[2], " 1") || !strings.HasSuffix(lines[3], " 0") {
+		t.Errorf("several GPUs' report:\n%s", many.String())
 	}
 }
 

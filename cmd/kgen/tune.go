@@ -293,7 +293,7 @@ type tuneSession struct {
 	out          string
 	progress     *progressPrinter
 
-	gpus     []int // CUDA device indices, a runner each
+	gpus []int // CUDA device indices, a runner each
 
 	be  backend
 	dir string

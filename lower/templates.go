@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"slices"
 
 	"kgen.dev/kgen/ir"
@@ -90,6 +91,7 @@ func (t pointwise) Space() map[string][]int64 {
 	s := map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}}
 	if t.vector {
 		s["REUSE"] = []int64{0, 1}
+		s["HOIST"] = []int64{0, 1}
 	}
 	return s
 }
@@ -145,7 +147,7 @@ func wholeGroups(l *Launch, vec int64) bool {
 // that a configuration leaves out (its defaults and a user's --config may):
 // no reuse order, no staged rows, one point or element at a time, one
 // pipeline stage.
-var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1}
+var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0}
 
 // DefaultConfig is the heuristic default of l's template, with every
 // parameter of the template's space set (to its implicit value where the
@@ -215,10 +217,15 @@ func windowVec(s *ir.Stmt) (vec, unroll int64) {
 	return vec, 4
 }
 
-// Check: REUSE=1 only where a reuse order exists (checkReuse).
+// Check: REUSE=1 only where a reuse order exists (checkReuse); HOIST=1
+// only with steps of several vector groups (UNROLL and VEC above 1), whose
+// loads it issues before their arithmetic.
 func (t pointwise) Check(l *Launch) error {
 	if !t.vector {
 		return nil
+	}
+	if l.Config["HOIST"] == 1 && (l.Config["UNROLL"] < 2 || l.Config["VEC"] < 2) {
+		return fmt.Errorf("HOIST=1 needs UNROLL and VEC above 1: it issues the loads of a step's vector groups before their arithmetic")
 	}
 	return checkReuse(l)
 }

@@ -470,18 +470,17 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 	return strings.Join(conds, " && ")
 }
 
-// vectorLoop is the vector half of pointwise: groups of vec points.
+// vectorLoop is the vector half of pointwise: groups of vec points. With
+// HOIST=1, the unguarded loads of a step's UNROLL groups all come first,
+// then each group's arithmetic and stores: nvcc does not move a group's
+// loads above the previous group's arithmetic and stores where they are
+// guarded by the group's bounds check, so that with a correctly rounded
+// division's or a libm function's slow-path branches in that arithmetic
+// (quantize_kb's division by its scale) each group's loads wait for the
+// previous group's.
 func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
 	s := stmts[0]
 	last := s.Index[len(s.Index)-1]
-	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
-	e.printf("    for (int64_t kg_g0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_g0 < kg_groups; kg_g0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
-	e.printf("      #pragma unroll\n")
-	e.printf("      for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
-	e.printf("        const int64_t kg_g = kg_g0 + (int64_t)kg_u * blockDim.x;\n")
-	e.printf("        if (kg_g < kg_groups) {\n")
-	e.printf("          const int64_t kg_p = kg_g * %d;\n", vec)
-	e.decompose("          ", e.reorder("          ", l, "kg_p", l.Config["THREADS"]*u*vec), "kg_rest", s.Index)
 	if e.loads == nil {
 		e.loads = map[*ir.Load]string{}
 	}
@@ -493,13 +492,50 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 			}
 		}
 	}
+	early := l.Config["HOIST"] == 1 && u > 1 && len(guards) < len(loads)
+	group := func(indent string) {
+		e.printf("%sconst int64_t kg_g = kg_g0 + (int64_t)kg_u * blockDim.x;\n", indent)
+		e.printf("%sif (kg_g < kg_groups) {\n", indent)
+		e.printf("%s  const int64_t kg_p = kg_g * %d;\n", indent, vec)
+		e.decompose(indent+"  ", e.reorder(indent+"  ", l, "kg_p", l.Config["THREADS"]*u*vec), "kg_rest", s.Index)
+	}
+	load := func(ld *ir.Load) string {
+		t := e.cType(ld.Tensor.DType)
+		return fmt.Sprintf("*(const KgVec<%s, %d>*)(%s + %s)", t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+	}
+	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
+	e.printf("    for (int64_t kg_g0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_g0 < kg_groups; kg_g0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
+	if early {
+		for i, ld := range loads {
+			if guards[i] == nil {
+				e.printf("      KgVec<%s, %d> kg_vx%d[%d];  // the step's groups' loads, issued together\n", e.cType(ld.Tensor.DType), vec, i, u)
+			}
+		}
+		e.printf("      #pragma unroll\n")
+		e.printf("      for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
+		group("        ")
+		for i, ld := range loads {
+			if guards[i] == nil {
+				e.printf("          kg_vx%d[kg_u] = %s;\n", i, load(ld))
+			}
+		}
+		e.printf("        }\n")
+		e.printf("      }\n")
+	}
+	e.printf("      #pragma unroll\n")
+	e.printf("      for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
+	group("        ")
 	for i, ld := range loads {
 		if guards[i] != nil {
 			continue
 		}
-		t := e.cType(ld.Tensor.DType)
 		v := fmt.Sprintf("kg_vx%d", i)
-		e.printf("          const KgVec<%s, %d> %s = *(const KgVec<%s, %d>*)(%s + %s);\n", t, vec, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+		if early {
+			v += "[kg_u]"
+		} else {
+			t := e.cType(ld.Tensor.DType)
+			e.printf("          const KgVec<%s, %d> %s = %s;\n", t, vec, v, load(ld))
+		}
 		for _, st := range stmts {
 			e.aliasLoads(st.Value, ld, v+".v[kg_v]")
 		}

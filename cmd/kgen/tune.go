@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -328,6 +329,7 @@ type tuneWorker struct {
 	device   tune.Device
 	jobs     int
 	progress *progressPrinter
+	dir      string // where its candidates' sources and binaries go
 }
 
 // tuneSummary is what tuning one instance found.
@@ -435,8 +437,15 @@ func (s *tuneSession) startWorkers(ctx context.Context) ([]*tuneWorker, error) {
 		if err != nil {
 			return workers, fmt.Errorf("GPU %d: %w", gpu, err)
 		}
-		w := &tuneWorker{gpu: gpu, runner: r, jobs: shareJobs(s.jobs, len(s.gpus), i), progress: s.progress}
+		w := &tuneWorker{gpu: gpu, runner: r, jobs: shareJobs(s.jobs, len(s.gpus), i), progress: s.progress, dir: s.dir}
 		workers = append(workers, w)
+		if len(s.gpus) > 1 {
+			// Instances of the same name in two files compile apart.
+			w.dir = filepath.Join(s.dir, fmt.Sprintf("gpu%d", gpu))
+			if err := os.MkdirAll(w.dir, 0o755); err != nil {
+				return workers, err
+			}
+		}
 		info, err := r.Info(ctx)
 		if err != nil {
 			return workers, fmt.Errorf("GPU %d: %w", gpu, err)
@@ -549,7 +558,7 @@ func (s *tuneSession) instance(ctx context.Context, w *tuneWorker, t tuneTarget)
 	if err != nil {
 		return fail(err)
 	}
-	e := &candidateEval{be: s.be, runner: w.runner, file: t.file, inst: in, lim: lim, dir: s.dir, jobs: w.jobs, compileLimit: s.compileLimit,
+	e := &candidateEval{be: s.be, runner: w.runner, file: t.file, inst: in, lim: lim, dir: w.dir, jobs: w.jobs, compileLimit: s.compileLimit,
 		inputs: inputs, want: want, tols: tols, compiled: map[string]*candidate{}, resident: kgrt.NewResident(w.runner, inputs)}
 	defer e.resident.Free(ctx)
 	defaults := make([]lower.Config, len(base.Launches))

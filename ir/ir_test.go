@@ -263,6 +263,52 @@ func TestFoldPowSquare(t *testing.T) {
 	}
 }
 
+// TestFoldDivByPowerOfTwo: x / c folds to x * (1 / c) where c is ±2^k
+// and 1 / c a normal number of c's type; other divisors stay.
+func TestFoldDivByPowerOfTwo(t *testing.T) {
+	N := dim("N")
+	X := tensor("X", Input, F32, size(N))
+	for _, c := range []struct {
+		c    *Const
+		want string
+	}{
+		{&Const{T: F32, F: 0.5}, "X[i] * 2.0"},
+		{&Const{T: F32, F: 4096}, "X[i] * 0.00024414063"},
+		{&Const{T: F32, F: -4}, "X[i] * -0.25"},
+		{&Const{T: F32, F: 0.7}, "X[i] / 0.7"},
+		{&Const{T: F32, F: 3}, "X[i] / 3.0"},
+		{&Const{T: F32, F: 0}, "X[i] / 0.0"},
+		{&Const{T: F32, F: math.Ldexp(1, 127)}, "X[i] / 1.7014118e+38"}, // 2^-127 is subnormal
+		{&Const{T: F32, F: math.Ldexp(1, -126)}, "X[i] * 8.507059e+37"},
+	} {
+		Y := tensor("Y", Output, F32, size(N))
+		i := idx("i", size(N))
+		k := &Kernel{Name: "k", Dims: []*Dim{N}, Inputs: []*Tensor{X}, Outputs: []*Tensor{Y}, Stmts: []*Stmt{stmt(Y, &Binary{Op: Div, X: load(X, ref(i)), Y: c.c}, i)}}
+		if err := RunPasses(k, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := Format(k.Stmts[0].Value); got != c.want {
+			t.Errorf("X[i] / %g: %s, want %s", c.c.F, got, c.want)
+		}
+	}
+	// The premise, in float32 arithmetic: x / 2^k and x * 2^-k are the
+	// same float, subnormal results, infinities, NaN and zeros included.
+	xs := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, math.SmallestNonzeroFloat32, 1e-40, -3e-39, 1.5, -7.25e-20, 3.4e38}
+	for u := uint32(1); u < 1<<32-1<<20; u += 1<<20 + 12345 {
+		xs = append(xs, math.Float32frombits(u))
+	}
+	for k := -126; k <= 126; k++ {
+		c := float32(math.Ldexp(1, k))
+		r := 1 / c
+		for _, x := range xs {
+			q, m := x/c, x*r
+			if math.Float32bits(q) != math.Float32bits(m) && !(q != q && m != m) {
+				t.Fatalf("%g / 2^%d = %g, * 2^%d = %g", x, k, q, -k, m)
+			}
+		}
+	}
+}
+
 func TestHashIgnoresNames(t *testing.T) {
 	a, _, _, _ := matmulKernel()
 	b, _, _, _ := matmulKernel()

@@ -107,6 +107,15 @@ func fold(e Expr) Expr {
 				return c
 			}
 		}
+		// x / c for c a power of two whose reciprocal the type holds is x
+		// * (1 / c), exactly: the two are the same real number, rounded
+		// once (a mean's / 4096, dropout's / (1 - 0.5), a 2 x 2 average's
+		// / 4), at every x, NaN, infinities and signed zeros included.
+		if oky && e.Op == Div && e.X.Type() == y.T {
+			if r, ok := exactReciprocal(y); ok {
+				return &Binary{Op: Mul, X: e.X, Y: r, Span: e.Span}
+			}
+		}
 	case *Select:
 		e.Cond, e.X, e.Y = fold(e.Cond), fold(e.X), fold(e.Y)
 		if c, ok := e.Cond.(*Const); ok {
@@ -155,6 +164,25 @@ func fold(e Expr) Expr {
 		e.Body = fold(e.Body)
 	}
 	return e
+}
+
+// exactReciprocal is 1 / c for c an f32 or f64 constant ±2^k whose
+// reciprocal is a normal number of its type (|k| at most 126 for f32, 1022
+// for f64).
+func exactReciprocal(c *Const) (*Const, bool) {
+	limit := 126
+	switch c.T {
+	case F32:
+	case F64:
+		limit = 1022
+	default:
+		return nil, false
+	}
+	frac, exp := math.Frexp(c.F) // c = frac * 2^exp
+	if math.Abs(frac) != 0.5 || exp-1 < -limit || exp-1 > limit {
+		return nil, false
+	}
+	return &Const{T: c.T, F: 1 / c.F, Span: c.Span}, true
 }
 
 func foldBinary(op Op, x, y *Const) (*Const, bool) {

@@ -14,13 +14,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 [ -n "${DB:-}" ] && cp "$DB" "$OUT/tune.jsonl"
-{
-	date -u +%Y-%m-%dT%H:%M:%SZ
-	nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
-	nvcc --version | tail -1
-	echo "cpus $(nproc)"
-} > "$OUT/machine.txt" 2>&1
-cat "$OUT/machine.txt"
+OUT="$OUT" "$(dirname "$0")/gpu_machine.sh"
 before=$(grep -c . "$OUT/tune.jsonl" 2>/dev/null || echo 0)
 timeout -k 20 "$((${DEADLINE:-540} - SECONDS))" ./bin/kgen tune --target "${TARGET:-cuda:sm_90}" --gpus all --db "$OUT/tune.jsonl" \
 	--strategy model --budget "${BUDGET:-8}" --time 30s ${KERNELS:+--kernel "$KERNELS"} examples > "$OUT/tune.txt" 2> "$OUT/tune.log"

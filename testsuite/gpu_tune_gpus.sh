@@ -10,13 +10,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 [ $# -gt 0 ] || set -- examples
-{
-	date -u +%Y-%m-%dT%H:%M:%SZ
-	nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
-	nvcc --version | tail -1
-	echo "cpus $(nproc)"
-} > "$OUT/machine.txt" 2>&1
-cat "$OUT/machine.txt"
+OUT="$OUT" "$(dirname "$0")/gpu_machine.sh"
 for gpus in 0 all; do
 	start=$SECONDS
 	timeout -k 10 "${LIMIT:-240}" ./bin/kgen tune --target "${TARGET:-cuda:sm_90}" --gpus "$gpus" --db "$OUT/gpus-$gpus.jsonl" \

@@ -214,7 +214,8 @@ func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
 }
 
 // TestTileRowDefault: Triton's row-reduce takes short rows several to a
-// program (blocks of at least 32, 4096 elements a program, a warp per 512)
+// program (blocks of at least 32, 4096 elements a program, a warp per 512;
+// rows of f32 not in whole 16-byte chunks 1024 elements and one warp)
 // where the rows fill two programs a multiprocessor, else a program a row;
 // rows streamed through blocks of 4096, no more than a program a
 // multiprocessor, take 16 warps.
@@ -284,6 +285,50 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 		l := p.Launches[0]
 		if got := l.Config.String(); got != want[in.Name] {
 			t.Errorf("%s: %s(%s), want row-reduce(%s)", in.Name, l.Template.Name(), got, want[in.Name])
+		}
+	}
+}
+
+// TestTilePointwiseF64Library: Triton's elementwise default takes two
+// points a thread a step (UNROLL 4 of 1024 points for 4 warps) where a
+// statement calls an f64 library function, else eight in one step.
+func TestTilePointwiseF64Library(t *testing.T) {
+	prog, _ := checkOnSm90(t, "f64.kg", `
+kernel sin64<N>(X: f64[N]) -> (Y: f64[N]) {
+  Y[i] = sin(X[i]) + 1.0
+}
+kernel sin32<N>(X: f32[N]) -> (Y: f32[N]) {
+  Y[i] = sin(X[i]) + 1.0
+}
+kernel add64<N>(X: f64[N]) -> (Y: f64[N]) {
+  Y[i] = X[i] * X[i] + 1.0
+}
+kernel pair64<N>(X: f64[N]) -> (Y: f64[N], Z: f64[N]) {
+  Y[i] = X[i] + 1.0
+  Z[i] = pow(X[i], 1.5)
+}
+instance sin64_1m = sin64<N = 1048576>
+instance sin32_1m = sin32<N = 1048576>
+instance add64_1m = add64<N = 1048576>
+instance pair64_1m = pair64<N = 1048576>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"sin64_1m":  "BLOCK=1024, REUSE=0, UNROLL=4, num_warps=4",
+		"sin32_1m":  "BLOCK=1024, REUSE=0, UNROLL=1, num_warps=4",
+		"add64_1m":  "BLOCK=1024, REUSE=0, UNROLL=1, num_warps=4",
+		"pair64_1m": "BLOCK=1024, REUSE=0, UNROLL=4, num_warps=4", // the sibling's pow
+	}
+	for _, in := range prog.Instances {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Launches[0].Config.String(); got != want[in.Name] {
+			t.Errorf("%s: %s(%s), want (%s)", in.Name, p.Launches[0].Template.Name(), got, want[in.Name])
 		}
 	}
 }

@@ -102,6 +102,13 @@ func (t tilePointwise) Check(l *Launch) error {
 // a window at stride 2 spanned four times the sectors: maxpool_3x3_s2_p1
 // took 72.38 us, 46.02 with 4 warps; results of the eighteenth session).
 // Small outputs get one block rounded up to a power of two (at least 32).
+// Statements that call f64 library functions (sin, pow, exp, ...), whose
+// double-precision code Triton inlines for every point, take the 1024
+// points in 4 steps, two points a thread a step: on the H100, in the
+// twenty-third session's tuning database
+// (testsuite/results/2026-11-27-h100-s23-tune-triton/), misc_math_f64_1m
+// (pow, sin and cos of 1 M f64) took 30.08 us at 8 points a thread a step
+// (200 registers a thread), 20.96 at 2.
 func (t tilePointwise) Default(l *Launch) Config {
 	block := int64(1024)
 	serial := len(ir.TopReductions(l.Stmt.Value)) > 0
@@ -116,10 +123,35 @@ func (t tilePointwise) Default(l *Launch) Config {
 		warps = min(4, block/32)
 	}
 	c := Config{"BLOCK": block, "num_warps": warps}
+	if !serial && block == 1024 && callsF64Library(l) {
+		c["UNROLL"] = 4
+	}
 	if t.name == "elementwise" {
 		return withReuse(l, c)
 	}
 	return c
+}
+
+// callsF64Library reports whether a statement of l calls an f64 library
+// function: an exponential, logarithm, power, trigonometric, tanh, erf or
+// sigmoid of f64 values.
+func callsF64Library(l *Launch) bool {
+	for _, s := range append([]*ir.Stmt{l.Stmt}, l.Also...) {
+		if ir.Any(s.Value, func(x ir.Expr) bool {
+			c, ok := x.(*ir.Call)
+			if !ok || c.T != ir.F64 {
+				return false
+			}
+			switch c.Fn {
+			case ir.Exp, ir.Exp2, ir.Log, ir.Log2, ir.Tanh, ir.Erf, ir.Sigmoid, ir.Sin, ir.Cos, ir.Pow:
+				return true
+			}
+			return false
+		}) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t tilePointwise) Grid(l *Launch) Grid {

@@ -131,8 +131,10 @@ func fold(e Expr) Expr {
 		// pow(x, 2) is x * x, correctly rounded where pow is within an
 		// ulp or two of it, and equal to it at every special value (NaN,
 		// infinities, signed zeros): misc_math's pow(abs(x), p) at p = 2.
-		if c, ok := e.Args[1%len(e.Args)].(*Const); ok && e.Fn == Pow && c.T.IsFloat() && c.F == 2 && e.Args[0].Type() == e.T {
-			return &Binary{Op: Mul, X: e.Args[0], Y: Substitute(e.Args[0], nil), Span: e.Span}
+		if e.Fn == Pow {
+			if c, ok := e.Args[1].(*Const); ok && c.T.IsFloat() && c.F == 2 && e.Args[0].Type() == e.T {
+				return &Binary{Op: Mul, X: e.Args[0], Y: Substitute(e.Args[0], nil), Span: e.Span}
+			}
 		}
 	case *Cast:
 		e.X = fold(e.X)

@@ -472,12 +472,12 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 
 // vectorLoop is the vector half of pointwise: groups of vec points. With
 // HOIST=1, the unguarded loads of a step's UNROLL groups all come first,
-// then each group's arithmetic and stores: nvcc does not move a group's
-// loads above the previous group's arithmetic and stores where they are
-// guarded by the group's bounds check, so that with a correctly rounded
-// division's or a libm function's slow-path branches in that arithmetic
-// (quantize_kb's division by its scale) each group's loads wait for the
-// previous group's.
+// then each group's arithmetic and stores. nvcc leaves each group's loads,
+// which the group's bounds check guards, behind the previous group's
+// stores (chain_kb's SASS at UNROLL 2: three 16-byte loads, a store, three
+// loads, a store), so that a thread has one group's loads in flight at a
+// time, and behind its slow-path branches too (quantize_kb's correctly
+// rounded divisions).
 func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
 	s := stmts[0]
 	last := s.Index[len(s.Index)-1]

@@ -215,8 +215,9 @@ const MaxRowBlock = 16384
 // block (16 elements a thread), from 1 to 16 warps. Rows of up to
 // shortRow elements go several to a program, where there are rows for two
 // such programs a multiprocessor: blocks of at least 32 elements, 4096
-// elements a program, or for rows of 4-byte elements or wider that are
-// not whole 16-byte chunks, one warp and 1024 elements a program. Measured
+// elements a program, or for rows of 4-byte elements (as measured; not
+// bf16 rows, slower so) that are not whole 16-byte chunks, one warp and
+// 1024 elements a program. Measured
 // on the H100 (testsuite/results/2026-11-26-h100-s10-rows/): ResNet's
 // global average pool (64 x 2048 rows of 49 f32) took 83.1 us with a
 // program a row and 21.8 us with 64 rows of 64 and 8 warps; 32 rows with
@@ -233,10 +234,10 @@ func (tileRowReduce) Default(l *Launch) Config {
 	n := RowLength(l)
 	if n >= 1 && n <= shortRow && l.RowDims > 0 {
 		block := max(32, nextPow2(n))
-		if size := widestElement(l); size >= 4 && n*size%16 != 0 {
-			// Rows of f32 or f64 not in whole 16-byte chunks load an
-			// element at a time: one warp takes 1024 elements, 32 loads
-			// a thread in flight.
+		if size := widestElement(l); size == 4 && n*size%16 != 0 {
+			// Rows of 4-byte elements not in whole 16-byte chunks load
+			// an element at a time: one warp takes 1024 elements, 32
+			// loads a thread in flight.
 			if rows := min(64, max(1, 1024/block)); manyRows(l, rows) {
 				return Config{"BLOCK": block, "num_warps": 1, "BLOCK_ROWS": rows}
 			}

@@ -47,6 +47,17 @@ var builtins = [...]BuiltinInfo{
 	TF32: {"tf32", 1, false},
 }
 
+// Library reports whether b is computed by a math library routine (an
+// exponential, logarithm, power, trigonometric function, tanh, erf or
+// sigmoid) rather than by an instruction or two.
+func (b Builtin) Library() bool {
+	switch b {
+	case Exp, Exp2, Log, Log2, Tanh, Erf, Sigmoid, Sin, Cos, Pow:
+		return true
+	}
+	return false
+}
+
 // Info returns b's signature.
 func (b Builtin) Info() BuiltinInfo { return builtins[b] }
 

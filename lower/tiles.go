@@ -132,21 +132,13 @@ func (t tilePointwise) Default(l *Launch) Config {
 	return c
 }
 
-// callsF64Library reports whether a statement of l calls an f64 library
-// function: an exponential, logarithm, power, trigonometric, tanh, erf or
-// sigmoid of f64 values.
+// callsF64Library reports whether a statement of l calls a library
+// function (ir.Builtin.Library) of f64 values.
 func callsF64Library(l *Launch) bool {
 	for _, s := range append([]*ir.Stmt{l.Stmt}, l.Also...) {
 		if ir.Any(s.Value, func(x ir.Expr) bool {
 			c, ok := x.(*ir.Call)
-			if !ok || c.T != ir.F64 {
-				return false
-			}
-			switch c.Fn {
-			case ir.Exp, ir.Exp2, ir.Log, ir.Log2, ir.Tanh, ir.Erf, ir.Sigmoid, ir.Sin, ir.Cos, ir.Pow:
-				return true
-			}
-			return false
+			return ok && c.T == ir.F64 && c.Fn.Library()
 		}) {
 			return true
 		}

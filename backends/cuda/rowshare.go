@@ -128,10 +128,7 @@ func (e *emitter) sharedExpr(x ir.Expr) (string, bool) {
 func costly(x ir.Expr) bool {
 	switch x := x.(type) {
 	case *ir.Call:
-		switch x.Fn {
-		case ir.Exp, ir.Exp2, ir.Log, ir.Log2, ir.Sqrt, ir.Rsqrt, ir.Tanh, ir.Erf, ir.Sigmoid, ir.Sin, ir.Cos, ir.Pow:
-			return true
-		}
+		return x.Fn.Library() || x.Fn == ir.Sqrt || x.Fn == ir.Rsqrt
 	case *ir.Binary:
 		return (x.Op == ir.Div || x.Op == ir.Mod) && x.Type().IsFloat()
 	}

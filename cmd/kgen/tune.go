@@ -445,15 +445,13 @@ func (s *tuneSession) startWorkers(ctx context.Context) ([]*tuneWorker, error) {
 			if err := os.MkdirAll(w.dir, 0o755); err != nil {
 				return workers, err
 			}
+			w.progress = s.progress.forGPU(gpu, &s.mu)
 		}
 		info, err := r.Info(ctx)
 		if err != nil {
 			return workers, fmt.Errorf("GPU %d: %w", gpu, err)
 		}
 		w.device = tune.Device{Name: info.Name, CC: fmt.Sprintf("%d.%d", info.CCMajor, info.CCMinor), Driver: info.DriverVersion}
-		if len(s.gpus) > 1 {
-			w.progress = s.progress.forGPU(gpu, &s.mu)
-		}
 	}
 	return workers, nil
 }

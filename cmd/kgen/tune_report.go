@@ -128,9 +128,9 @@ func printEvalJSON(instance string, launch int, pr tune.Progress) {
 	fmt.Fprintln(stdout, string(line))
 }
 
-// printSummaries prints the table of a tuning run.
 // printSummaries prints the tuned instances as a table; with several
-// GPUs (gpus), the GPU of each is its last column.
+// GPUs (gpus), the GPU of each is its last column (named in the error of
+// an instance that failed, which is its row's last cell).
 func printSummaries(w io.Writer, dev tune.Device, toolchain string, sums []tuneSummary, gpus bool) {
 	fmt.Fprintf(w, "%s (compute capability %s, CUDA driver %d.%d), %s\n", dev.Name, dev.CC, dev.Driver/1000, dev.Driver%1000/10, toolchain)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -140,13 +140,17 @@ func printSummaries(w io.Writer, dev tune.Device, toolchain string, sums []tuneS
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range sums {
+		if s.Error != "" {
+			what := "error"
+			if gpus {
+				what = fmt.Sprintf("error on GPU %d", s.GPU)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s: %s\n", s.Instance, strings.Join(s.Templates, "+"), what, s.Error)
+			continue
+		}
 		gpu := ""
 		if gpus {
 			gpu = fmt.Sprintf("\t%d", s.GPU)
-		}
-		if s.Error != "" {
-			fmt.Fprintf(tw, "%s\t%s\t%s%s\n", s.Instance, strings.Join(s.Templates, "+"), "error: "+s.Error, gpu)
-			continue
 		}
 		var fails []string
 		for _, k := range slices.Sorted(maps.Keys(s.Failures)) {

@@ -337,7 +337,8 @@ func TestShareJobs(t *testing.T) {
 	}
 }
 
-// TestSummariesByGPU: with several GPUs the report names each instance's.
+// TestSummariesByGPU: with several GPUs the report names each instance's
+// GPU, in its last column or its error.
 func TestSummariesByGPU(t *testing.T) {
 	sums := []tuneSummary{{Instance: "a", DefaultUS: 2, TunedUS: 1, Speedup: 2, GPU: 1}, {Instance: "b", Error: "boom", GPU: 0}}
 	var one, many strings.Builder
@@ -348,7 +349,7 @@ func TestSummariesByGPU(t *testing.T) {
 		t.Errorf("one GPU's report has a gpu column:\n%s", one.String())
 	}
 	lines := strings.Split(strings.TrimSpace(many.String()), "\n")
-	if len(lines) != 4 || !strings.HasSuffix(lines[1], "gpu") || !strings.HasSuffix(lines[2], " 1") || !strings.HasSuffix(lines[3], " 0") {
+	if len(lines) != 4 || !strings.HasSuffix(lines[1], "gpu") || !strings.HasSuffix(lines[2], " 1") || !strings.HasSuffix(lines[3], "error on GPU 0: boom") {
 		t.Errorf("several GPUs' report:\n%s", many.String())
 	}
 }

@@ -309,6 +309,55 @@ func TestFoldDivByPowerOfTwo(t *testing.T) {
 	}
 }
 
+// TestFoldIntegerIdentities: an integer x + 0, 0 + x and x - 0 fold to
+// x, and a float of an integer widened exactly converts the integer
+// itself (dequantize's f32(i64(Q) - 0) is f32(Q)); a float's x + 0.0, a
+// widening that is not exact (u8 to i8) and a conversion of i64 stay.
+func TestFoldIntegerIdentities(t *testing.T) {
+	N := dim("N")
+	Q := tensor("Q", Input, I8, size(N))
+	U := tensor("U", Input, U8, size(N))
+	L := tensor("L", Input, I64, size(N))
+	F := tensor("F", Input, F32, size(N))
+	zero := func() *Const { return &Const{T: I64} }
+	wide := func(x Expr) Expr { return &Cast{T: I64, X: x} }
+	for _, c := range []struct {
+		value func(i *Index) Expr
+		want  string
+	}{
+		{func(i *Index) Expr { return &Cast{T: F32, X: &Binary{Op: Sub, X: wide(load(Q, ref(i))), Y: zero()}} }, "f32(Q[i])"},
+		{func(i *Index) Expr { return &Cast{T: F32, X: &Binary{Op: Add, X: zero(), Y: wide(load(Q, ref(i)))}} }, "f32(Q[i])"},
+		{func(i *Index) Expr { return &Cast{T: F64, X: wide(load(U, ref(i)))} }, "f64(U[i])"},
+		{func(i *Index) Expr { return &Cast{T: F32, X: &Cast{T: I8, X: load(U, ref(i))}} }, "f32(i8(U[i]))"},
+		{func(i *Index) Expr { return &Cast{T: F32, X: load(L, ref(i))} }, "f32(L[i])"},
+		{func(i *Index) Expr { return &Binary{Op: Sub, X: zero(), Y: load(L, ref(i))} }, "0 - L[i]"},
+		{func(i *Index) Expr { return &Binary{Op: Add, X: load(F, ref(i)), Y: &Const{T: F32}} }, "F[i] + 0.0"},
+	} {
+		i := idx("i", size(N))
+		v := c.value(i)
+		Y := tensor("Y", Output, v.Type(), size(N))
+		k := &Kernel{Name: "k", Dims: []*Dim{N}, Inputs: []*Tensor{Q, U, L, F}, Outputs: []*Tensor{Y}, Stmts: []*Stmt{stmt(Y, v, i)}}
+		before := Format(k.Stmts[0].Value)
+		if err := RunPasses(k, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := Format(k.Stmts[0].Value); got != c.want {
+			t.Errorf("%s folded to %s, want %s", before, got, c.want)
+		}
+	}
+	// The premise: every i8 and u8 value is exact in i64 and converts to
+	// the same float from either; u8 values above 127 are not i8 values.
+	for v := -128; v < 256; v++ {
+		if float32(int64(v)) != float32(v) || float64(int64(v)) != float64(v) {
+			t.Fatalf("%d converts differently from i64", v)
+		}
+	}
+	u := uint8(200)
+	if float32(int8(u)) == float32(u) {
+		t.Fatalf("u8 200 is an i8")
+	}
+}
+
 func TestHashIgnoresNames(t *testing.T) {
 	a, _, _, _ := matmulKernel()
 	b, _, _, _ := matmulKernel()

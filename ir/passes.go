@@ -107,6 +107,14 @@ func fold(e Expr) Expr {
 				return c
 			}
 		}
+		// Adding or subtracting an integer zero gives x back (Q - zp at zp
+		// = 0). (A float's x + 0.0 is not x at x = -0.)
+		if oky && y.T.IsInt() && y.I == 0 && e.X.Type() == y.T && (e.Op == Add || e.Op == Sub) {
+			return e.X
+		}
+		if okx && x.T.IsInt() && x.I == 0 && e.Y.Type() == x.T && e.Op == Add {
+			return e.Y
+		}
 		// x / c for c a power of two whose reciprocal the type holds is x
 		// * (1 / c), exactly: the two are the same real number, rounded
 		// once (a mean's / 4096, dropout's / (1 - 0.5), a 2 x 2 average's
@@ -143,6 +151,11 @@ func fold(e Expr) Expr {
 		if inner, ok := e.X.(*Cast); ok && inner.X.Type() == e.T && inner.T == e.T.Compute() {
 			return inner.X
 		}
+		// A float of an integer widened exactly is the float of the
+		// integer itself: f32(i64(q)) for an i8 q converts q.
+		if inner, ok := e.X.(*Cast); ok && e.T.IsFloat() && widensExactly(inner.X.Type(), inner.T) {
+			e.X = inner.X
+		}
 		if c, ok := e.X.(*Const); ok {
 			switch {
 			case e.T == F64 && c.T.IsFloat():
@@ -166,6 +179,17 @@ func fold(e Expr) Expr {
 		e.Body = fold(e.Body)
 	}
 	return e
+}
+
+// widensExactly reports whether every value of the integer type from is
+// a value of the integer type to.
+func widensExactly(from, to DType) bool {
+	if !from.IsInt() || !to.IsInt() {
+		return false
+	}
+	flo, fhi := from.IntRange()
+	tlo, thi := to.IntRange()
+	return tlo <= flo && fhi <= thi
 }
 
 // exactReciprocal is 1 / c for c an f32 or f64 constant ±2^k whose

@@ -325,6 +325,12 @@ func (e *emitter) pointwise(l *lower.Launch) {
 		e.printf("  } else {\n")
 		indent = "    "
 	}
+	// The grid-stride loops are not unrolled: UNROLL is the unrolling,
+	// and nvcc's own of the outer loop (four steps of the scalar loop, its
+	// 64-bit indices live at once) only raised the kernel's registers,
+	// which both paths share: dequantize_kb took 40 a thread, 26 with it
+	// off, so that 256-thread blocks fill a multiprocessor again.
+	e.printf("%s#pragma unroll 1\n", indent)
 	e.printf("%sfor (int64_t kg_p0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_p0 < kg_points; kg_p0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", indent, u, u)
 	e.printf("%s  #pragma unroll\n", indent)
 	e.printf("%s  for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", indent, u)
@@ -504,6 +510,7 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		return fmt.Sprintf("*(const KgVec<%s, %d>*)(%s + %s)", t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 	}
 	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
+	e.printf("    #pragma unroll 1\n")
 	e.printf("    for (int64_t kg_g0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_g0 < kg_groups; kg_g0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
 	if early {
 		for i, ld := range loads {
@@ -986,11 +993,19 @@ func convert(x string, from, to ir.DType) string {
 		switch {
 		case from == ir.F64:
 			return fmt.Sprintf("__double2float_rn(%s)", x)
+		case from.IsInt() && from != ir.I64:
+			// Integers of 32 bits or fewer convert from 32 bits: the
+			// same value, rounded the same, without a 64-bit register
+			// pair (dequantize's i8).
+			return fmt.Sprintf("__int2float_rn((int)%s)", x)
 		case from.IsInt():
 			return fmt.Sprintf("__ll2float_rn((long long)%s)", x)
 		}
 		return asFloat()
 	case ir.F64:
+		if from.IsInt() && from != ir.I64 {
+			return fmt.Sprintf("__int2double_rn((int)%s)", x)
+		}
 		if from.IsInt() {
 			return fmt.Sprintf("__ll2double_rn((long long)%s)", x)
 		}

@@ -149,6 +149,9 @@ func TestConvert(t *testing.T) {
 		{ir.I64, ir.I32, "(int32_t)x"},
 		{ir.F16, ir.Bool, "(__half2float(x) != 0.0f)"},
 		{ir.I64, ir.F32, "__ll2float_rn((long long)x)"},
+		{ir.I8, ir.F32, "__int2float_rn((int)x)"},
+		{ir.U8, ir.F64, "__int2double_rn((int)x)"},
+		{ir.I64, ir.F64, "__ll2double_rn((long long)x)"},
 		{ir.F64, ir.F32, "__double2float_rn(x)"},
 	}
 	for _, c := range cases {

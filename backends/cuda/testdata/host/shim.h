@@ -109,6 +109,8 @@ inline __nv_bfloat16 __double2bfloat16(double x) { return __nv_bfloat16{(uint16_
 inline __nv_bfloat16 __float2bfloat16_rn(float x) { return __double2bfloat16(x); }
 inline float __ll2float_rn(long long x) { return (float)x; }
 inline double __ll2double_rn(long long x) { return (double)x; }
+inline float __int2float_rn(int x) { return (float)x; }
+inline double __int2double_rn(int x) { return (double)x; }
 inline float __double2float_rn(double x) { return (float)x; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }

@@ -85,37 +85,37 @@ instance f32_64k = softmax<R = 1024, D = 65536>
 instance f32_vocab = softmax<R = 128, D = 50257>
 `
 	want := map[string]string{
-		"bf16_4k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
-		"f32_3000": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
-		"f32_3001": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=512, VEC=1",
-		"f32_16k":  "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
-		"f32_1k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
-		"few_rows": "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"bf16_4k":  "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
+		"f32_3000": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_3001": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=512, VEC=1",
+		"f32_16k":  "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_1k":   "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
+		"few_rows": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
 		// Short rows: groups of 8 threads for 49 elements (32 rows a
 		// block of 256; 49 is no whole number of 4-element chunks), of
 		// 16 for 100 (chunks of 4 f32), of 32 for 256 bf16 (chunks of 8:
 		// one a thread); but 4096 rows of 100 fill fewer than 2 blocks
 		// of 16 a multiprocessor (4224 rows): a block a row.
-		"f32_49":      "BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=1",
-		"f32_100":     "BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
-		"f32_100_few": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
-		"bf16_256":    "BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
+		"f32_49":      "BLOCKS_PER_SM=1, BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=1",
+		"f32_100":     "BLOCKS_PER_SM=1, BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"f32_100_few": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
+		"bf16_256":    "BLOCKS_PER_SM=1, BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
 		// Rows too long for a prefetching block's registers (32000 f32:
 		// 32 a thread of 1024, twice that prefetching) take clusters of
 		// 4 blocks of 256; rows no block keeps in registers (two axes;
 		// 65536 f32), clusters of 8.
-		"f32_32k": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"f32_32k": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
 		// But a log-sum-exp of such rows, one online pass
 		// (lower.OnlineSums), streams them by blocks of 512, where the
 		// rows fill two blocks a multiprocessor; fewer rows take
 		// clusters.
-		"lse_32k":     "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
-		"lse_32k_few": "BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, STAGE=0, THREADS=1024, VEC=4",
-		"inorm_kb":    "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
-		"f32_64k":     "BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"lse_32k":     "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"lse_32k_few": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=4, PREFETCH=0, STAGE=0, THREADS=1024, VEC=4",
+		"inorm_kb":    "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
+		"f32_64k":     "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=8, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
 		// No more rows than multiprocessors, each too long for a block's
 		// registers but not for its shared memory (196 KiB): staged.
-		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=1, THREADS=1024, VEC=1",
+		"f32_vocab": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=1, THREADS=1024, VEC=1",
 	}
 	prog, sm90 := checkOnSm90(t, "rowdefault.kg", src)
 	for _, in := range prog.Instances {
@@ -138,10 +138,10 @@ instance f32_vocab = softmax<R = 128, D = 50257>
 		t.Fatal(err)
 	}
 	for name, w := range map[string]string{
-		"f32_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=1024, VEC=1",
-		"lse_32k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
-		"f32_16k":   "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
-		"f32_vocab": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=1024, VEC=1",
+		"f32_32k":   "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=1024, VEC=1",
+		"lse_32k":   "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_16k":   "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4",
+		"f32_vocab": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=1, STAGE=0, THREADS=1024, VEC=1",
 	} {
 		in := prog.Instance(name)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm80.Limits())
@@ -195,6 +195,65 @@ instance short = rowsum<R = 1000, D = 49>
 			if got := lower.SizeText(p.Launches[0].Grid().Blocks); got != c.blocks {
 				t.Errorf("%s: %s blocks, want %s", cfg, got, c.blocks)
 			}
+		}
+	}
+}
+
+// TestRowBlocksPerSM: BLOCKS_PER_SM asks for that many blocks a
+// multiprocessor (the launch's MinBlocks, which bounds registers), and
+// is refused where so many blocks would exceed the multiprocessor's 2048
+// threads; at its implicit value 1 the launch asks nothing.
+func TestRowBlocksPerSM(t *testing.T) {
+	prog, sm90 := checkOnSm90(t, "occupancy.kg", `
+kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance rows = rowsum<R = 4096, D = 4096>
+`)
+	in := prog.Instances[0]
+	for _, c := range []struct {
+		threads, per int64
+		min          int64 // -1 when refused
+	}{
+		{256, 8, 8},
+		{512, 4, 4},
+		{1024, 2, 2},
+		{256, 1, 0},
+		{512, 8, -1},
+		{1024, 4, -1},
+	} {
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := lower.Config{"THREADS": c.threads, "BLOCKS_PER_SM": c.per, "CLUSTER": 1, "PREFETCH": 0, "VEC": 4, "BLOCK_ROWS": 1}
+		_, err = lower.Override(p, cfg, sm90)
+		switch {
+		case c.min < 0 && err == nil:
+			t.Errorf("%s: accepted, want refused", cfg)
+		case c.min >= 0 && err != nil:
+			t.Errorf("%s: %v", cfg, err)
+		case c.min >= 0:
+			if got := p.Launches[0].Grid().MinBlocks; got != c.min {
+				t.Errorf("%s: MinBlocks %d, want %d", cfg, got, c.min)
+			}
+		}
+	}
+}
+
+// TestCanonicalConfig: parameters at their implicit values drop out of a
+// configuration's text; others, and text that is no configuration, stay.
+func TestCanonicalConfig(t *testing.T) {
+	for in, want := range map[string]string{
+		"BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
+		"BLOCKS_PER_SM=2, THREADS=256, VEC=1":                                               "BLOCKS_PER_SM=2, THREADS=256",
+		"HOIST=0, REUSE=0, THREADS=256, UNROLL=2, VEC=4":                                    "THREADS=256, UNROLL=2, VEC=4",
+		"BLOCK=1024, REUSE=0, UNROLL=1, num_warps=4":                                        "BLOCK=1024, num_warps=4",
+		"":             "",
+		"not a config": "not a config",
+	} {
+		if got := lower.CanonicalConfig(in); got != want {
+			t.Errorf("CanonicalConfig(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

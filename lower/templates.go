@@ -3,6 +3,8 @@ package lower
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"kgen.dev/kgen/ir"
 )
@@ -147,7 +149,34 @@ func wholeGroups(l *Launch, vec int64) bool {
 // that a configuration leaves out (its defaults and a user's --config may):
 // no reuse order, no staged rows, one point or element at a time, one
 // pipeline stage.
-var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0}
+var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0, "BLOCKS_PER_SM": 1}
+
+// CanonicalConfig is a configuration's text (Config.String's form) less
+// the parameters at their implicit value, which generate the same kernel
+// present or absent: two texts of one template that differ only there
+// name the same configuration. So a tuning record written before its
+// template gained a parameter (row-reduce's BLOCKS_PER_SM) still answers
+// for the parameter's implicit value. Text it cannot parse it returns as
+// it is.
+func CanonicalConfig(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	var kept []string
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		name, val, ok := strings.Cut(part, "=")
+		v, err := strconv.ParseInt(val, 10, 64)
+		if !ok || err != nil {
+			return s
+		}
+		if iv, ok := implicit[name]; ok && iv == v {
+			continue
+		}
+		kept = append(kept, part)
+	}
+	return strings.Join(kept, ", ")
+}
 
 // DefaultConfig is the heuristic default of l's template, with every
 // parameter of the template's space set (to its implicit value where the

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
 )
 
@@ -64,10 +65,21 @@ const (
 )
 
 // Key identifies what a record measured, At and the outcome aside: two
-// records with the same key measured the same thing.
+// records with the same key measured the same thing. Configurations are
+// compared in their canonical form (lower.CanonicalConfig).
 func (r Record) Key() string {
 	return strings.Join([]string{r.Kind, r.Hash, r.Shape, r.Device.Name, r.Device.CC, fmt.Sprint(r.Device.Driver), r.Target, r.Toolchain,
-		strings.Join(r.Templates, "+"), strings.Join(r.Configs, "; ")}, "|")
+		strings.Join(r.Templates, "+"), canonicalConfigs(r.Configs)}, "|")
+}
+
+// canonicalConfigs joins a record's launch configurations in canonical
+// form.
+func canonicalConfigs(configs []string) string {
+	cs := make([]string, len(configs))
+	for i, c := range configs {
+		cs[i] = lower.CanonicalConfig(c)
+	}
+	return strings.Join(cs, "; ")
 }
 
 // DB is a tuning database: a file of JSON lines, one Record each, only

@@ -215,4 +215,26 @@ func TestLookup(t *testing.T) {
 	}
 	q7.Defaults = []string{"BM=64"} // measured, but it failed there
 	check("exact, today's default failed there", q7, withDef, "BM=256", "exact")
+
+	// A parameter added to the template since, at its implicit value
+	// (row-reduce's BLOCKS_PER_SM=1), names the configuration the records
+	// measured: their default is today's, and at the nearest shape too.
+	q7.Defaults = []string{"BLOCKS_PER_SM=1, BM=128"}
+	check("exact, a parameter added at its implicit value", q7, withDef, "BM=256", "exact")
+	q8 := q6
+	q8.Dims = q2.Dims
+	q8.Defaults = []string{"BLOCKS_PER_SM=1, BM=128"}
+	check("nearest, a parameter added at its implicit value", q8, append(recs, def), "BM=64", "nearest")
+	q8.Defaults = []string{"BLOCKS_PER_SM=2, BM=128"}
+	check("nearest, a parameter added at another value", q8, append(recs, def), "", "")
+	// Resuming: the key of a record names its configuration canonically.
+	a, b := exactDef, exactDef
+	b.Configs = []string{"BLOCKS_PER_SM=1, BM=128, HOIST=0"}
+	if a.Key() != b.Key() {
+		t.Errorf("keys differ for the same configuration:\n%s\n%s", a.Key(), b.Key())
+	}
+	b.Configs = []string{"BLOCKS_PER_SM=2, BM=128"}
+	if a.Key() == b.Key() {
+		t.Errorf("BLOCKS_PER_SM=2 keyed as BLOCKS_PER_SM=1")
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"kgen.dev/kgen/lower"
 )
 
 // Query asks the database for the configuration to build an instance
@@ -133,6 +135,7 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 	}
 	if q.Defaults != nil {
 		defs := make([]string, len(q.Templates))
+		found := make([]bool, len(q.Templates)) // a default measured
 		type launchConfig struct {
 			launch int
 			config string
@@ -143,23 +146,24 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 				continue
 			}
 			for i, cfg := range r.Configs {
-				measured[launchConfig{i, cfg}] = true
+				measured[launchConfig{i, lower.CanonicalConfig(cfg)}] = true
 			}
 			if r.Time != nil && r.Default && r.Launch >= 0 && r.Launch < len(defs) {
-				defs[r.Launch] = r.Configs[r.Launch] // the last search's
+				defs[r.Launch] = lower.CanonicalConfig(r.Configs[r.Launch]) // the last search's
+				found[r.Launch] = true
 			}
 		}
 		for i, d := range defs {
 			now := ""
 			if i < len(q.Defaults) {
-				now = q.Defaults[i]
+				now = lower.CanonicalConfig(q.Defaults[i])
 			}
 			switch {
-			case d == now:
-			case dist == 0 && (d == "" || measured[launchConfig{i, now}]):
+			case found[i] && d == now:
+			case dist == 0 && (!found[i] || measured[launchConfig{i, now}]):
 				// At the exact shape, a search that measured today's
 				// default (or records too old to say) stands.
-			case d == "":
+			case !found[i]:
 				return Choice{Shape: shape, Device: device, Declined: fmt.Sprintf("the nearest shape tuned, %s, has no measurement of launch %d's default", shape, i)}, false
 			case dist == 0:
 				return Choice{Shape: shape, Device: device, Declined: fmt.Sprintf("tuned at this shape against another default (%s), and the heuristic's default now (%s) was not measured there: kgen tune measures it", d, now)}, false

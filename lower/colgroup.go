@@ -129,9 +129,10 @@ func (colGroup) Name() string            { return "col-group" }
 func (colGroup) Accepts(s *ir.Stmt) bool { return false } // only for groups that colGroupOK forms
 func (colGroup) Space() map[string][]int64 {
 	return map[string][]int64{
-		"TX":  {1, 2, 4, 8, 16, 32},
-		"TY":  {8, 16, 32, 64, 128, 256, 512, 1024},
-		"VEC": {1, 2, 4, 8},
+		"TX":            {1, 2, 4, 8, 16, 32},
+		"TY":            {8, 16, 32, 64, 128, 256, 512, 1024},
+		"VEC":           {1, 2, 4, 8},
+		"BLOCKS_PER_SM": blocksPerSM,
 	}
 }
 
@@ -232,7 +233,7 @@ func ColGroupTiles(l *Launch) ir.Expr {
 }
 
 func (colGroup) Grid(l *Launch) Grid {
-	return Grid{Blocks: capBlocks(ColGroupTiles(l)), Threads: l.Config["TX"] * l.Config["TY"]}
+	return occupancy(l, Grid{Blocks: capBlocks(ColGroupTiles(l)), Threads: l.Config["TX"] * l.Config["TY"]})
 }
 
 // tileColGroup is the column group on a tile target (Triton): a program

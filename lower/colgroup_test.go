@@ -42,9 +42,9 @@ instance rms_big = rms_features<NB = 16, F = 64, H = 256, W = 256>
 `
 	prog, sm90 := checkOnSm90(t, "colgroups.kg", src)
 	want := map[string]string{
-		"softmax_big":  "TX=8, TY=64, VEC=2",
-		"softmax_long": "TX=4, TY=128, VEC=2",
-		"rms_big":      "TX=32, TY=8, VEC=2",
+		"softmax_big":  "BLOCKS_PER_SM=1, TX=8, TY=64, VEC=2",
+		"softmax_long": "BLOCKS_PER_SM=1, TX=4, TY=128, VEC=2",
+		"rms_big":      "BLOCKS_PER_SM=1, TX=32, TY=8, VEC=2",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)

@@ -453,7 +453,7 @@ type rowReduce struct{}
 func (rowReduce) Name() string            { return "row-reduce" }
 func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32}, "STAGE": {0, 1}, "BLOCKS_PER_SM": {1, 2, 4, 8, 16}}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32}, "STAGE": {0, 1}, "BLOCKS_PER_SM": blocksPerSM}
 }
 
 // Check: rows shared by groups of threads (BLOCK_ROWS > 1) take groups
@@ -886,33 +886,21 @@ func widestElement(l *Launch) int64 {
 // Grid is a block per row (per BLOCK_ROWS rows), or with prefetching,
 // about as many blocks as the GPU holds at once with the doubled
 // registers: half of 2048 threads a multiprocessor, at least one block,
-// on bigGPU multiprocessors.
-//
-// BLOCKS_PER_SM above 1 asks the compiler to fit that many blocks on a
-// multiprocessor, bounding each thread's registers (65536 / (THREADS x
-// BLOCKS_PER_SM) on sm_90; it may spill): layernorm over rows of 4096
-// bf16 takes 40 registers a thread by default, so six blocks of 256 fit
-// where eight would fill the multiprocessor.
+// on bigGPU multiprocessors. BLOCKS_PER_SM: see occupancy (layernorm over rows of 4096 bf16 takes
+// 40 registers a thread by default, so six blocks of 256 fit where eight
+// would fill the multiprocessor).
 func (rowReduce) Grid(l *Launch) Grid {
-	g := rowGrid(l)
-	if b := l.Config["BLOCKS_PER_SM"]; b > 1 {
-		g.MinBlocks = b
-	}
-	return g
-}
-
-func rowGrid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
 	if Prefetching(l) {
-		return Grid{Blocks: minBlocks(Rows(l), bigGPU*max(1, 1024/threads)), Threads: threads}
+		return occupancy(l, Grid{Blocks: minBlocks(Rows(l), bigGPU*max(1, 1024/threads)), Threads: threads})
 	}
 	if c := l.Config["CLUSTER"]; c > 1 {
-		return Grid{Blocks: capBlocks(mul(Rows(l), ir.IntConst(c))), Threads: threads, Cluster: c}
+		return occupancy(l, Grid{Blocks: capBlocks(mul(Rows(l), ir.IntConst(c))), Threads: threads, Cluster: c})
 	}
 	if r := RowsPerBlock(l); r > 1 {
-		return Grid{Blocks: capBlocks(Simplify(cdiv(Rows(l), r))), Threads: threads}
+		return occupancy(l, Grid{Blocks: capBlocks(Simplify(cdiv(Rows(l), r))), Threads: threads})
 	}
-	return Grid{Blocks: capBlocks(Rows(l)), Threads: threads, Smem: RowStageSmem(l)}
+	return occupancy(l, Grid{Blocks: capBlocks(Rows(l)), Threads: threads, Smem: RowStageSmem(l)})
 }
 
 // Rows is the number of rows of a row-reduce launch.

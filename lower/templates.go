@@ -94,6 +94,7 @@ func (t pointwise) Space() map[string][]int64 {
 	if t.vector {
 		s["REUSE"] = []int64{0, 1}
 		s["HOIST"] = []int64{0, 1}
+		s["BLOCKS_PER_SM"] = blocksPerSM
 	}
 	return s
 }
@@ -262,7 +263,24 @@ func (t pointwise) Check(l *Launch) error {
 func (t pointwise) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
 	per := threads * l.Config["UNROLL"] * max(l.Config["VEC"], 1)
-	return Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), per)), Threads: threads}
+	return occupancy(l, Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), per)), Threads: threads})
+}
+
+// blocksPerSM is the space of BLOCKS_PER_SM, the blocks a launch asks the
+// compiler to fit on a multiprocessor (row-reduce, elementwise and
+// col-group; the matrix products' own is theirs).
+var blocksPerSM = []int64{1, 2, 4, 8, 16}
+
+// occupancy sets g's MinBlocks from BLOCKS_PER_SM where it is above 1:
+// the compiler then bounds each thread's registers (65536 / (threads x
+// BLOCKS_PER_SM) on sm_90), spilling what does not fit, so that that many
+// blocks fit on a multiprocessor. Launch.Check refuses more threads than
+// a multiprocessor holds.
+func occupancy(l *Launch, g Grid) Grid {
+	if b := l.Config["BLOCKS_PER_SM"]; b > 1 {
+		g.MinBlocks = b
+	}
+	return g
 }
 
 // capBlocks is min(blocks, MaxBlocks), simplified.

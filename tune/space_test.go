@@ -63,26 +63,28 @@ func TestLaunchSpaceCounts(t *testing.T) {
 		t.Fatalf("template %s, want elementwise", l.Template.Name())
 	}
 	// THREADS {64..1024} x UNROLL {1,2,4,8} x VEC {1,2,4,8} x REUSE
-	// {0,1} x HOIST {0,1}: 5*4*4*2*2, of which REUSE=1's half is invalid
-	// (one index: no outer one to reuse inputs across), and HOIST=1 holds
-	// with UNROLL and VEC above 1 only: 5 * (16 + 9) valid.
+	// {0,1} x HOIST {0,1} x BLOCKS_PER_SM {1,2,4,8,16}: 5*4*4*2*2*5, of
+	// which REUSE=1's half is invalid (one index: no outer one to reuse
+	// inputs across), HOIST=1 holds with UNROLL and VEC above 1 only
+	// (16 + 9 of each THREADS and BLOCKS_PER_SM), and BLOCKS_PER_SM blocks
+	// of THREADS must fit in 2048 threads: 5 + 5 + 4 + 3 + 2 pairs, each
+	// with 25 valid.
 	s := LaunchSpace(l, h100, nil)
-	if s.Size() != 320 || s.Count() != 125 {
-		t.Errorf("size %d, valid %d; want 320, 125", s.Size(), s.Count())
+	if s.Size() != 1600 || s.Count() != 19*25 {
+		t.Errorf("size %d, valid %d; want 1600, 475", s.Size(), s.Count())
 	}
 	// A target of at most 256 threads a block: THREADS 64, 128, 256.
 	small := h100
 	small.MaxThreads = 256
-	if n := LaunchSpace(l, small, nil).Count(); n != 75 {
-		t.Errorf("with 256 threads at most: %d valid, want 75", n)
+	if n := LaunchSpace(l, small, nil).Count(); n != 14*25 {
+		t.Errorf("with 256 threads at most: %d valid, want 350", n)
 	}
-	// 2048 threads an SM, MinBlocks unset: every THREADS fits. @tune
-	// narrows THREADS to two values and extends UNROLL with 16.
+	// @tune narrows THREADS to two values and extends UNROLL with 16.
 	s = LaunchSpace(l, h100, map[string][]int64{"THREADS": {256, 128}, "UNROLL": {16, 1}, "BM": {64}})
-	if s.Size() != 2*2*4*2*2 {
-		t.Errorf("narrowed size %d, want 64", s.Size())
+	if s.Size() != 2*2*4*2*2*5 {
+		t.Errorf("narrowed size %d, want 320", s.Size())
 	}
-	if s.Params[2].Name != "THREADS" || s.Params[2].Values[0] != 128 {
+	if s.Params[3].Name != "THREADS" || s.Params[3].Values[0] != 128 {
 		t.Errorf("params %+v: want sorted names and values", s.Params)
 	}
 }

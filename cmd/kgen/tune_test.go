@@ -39,21 +39,23 @@ func TestTuneAttrUnknownParameter(t *testing.T) {
 func TestTuneDryRunSpace(t *testing.T) {
 	dir := t.TempDir()
 	// elementwise: THREADS narrowed to 2 values, UNROLL to 3 (one outside
-	// the template's own values), VEC's 4, REUSE's 2, HOIST's 2: 96
-	// points, 36 valid: REUSE=0 (one index: none to reuse inputs across),
-	// and HOIST=1 only with UNROLL and VEC above 1 (2 x (12 + 6)).
+	// the template's own values), VEC's 4, REUSE's 2, HOIST's 2,
+	// BLOCKS_PER_SM's 5: 480 points, 162 valid: REUSE=0 (one index: none
+	// to reuse inputs across), HOIST=1 only with UNROLL and VEC above 1
+	// (12 + 6 of each THREADS and BLOCKS_PER_SM), and BLOCKS_PER_SM blocks
+	// within 2048 threads (5 with 128 threads, 4 with 256): 9 x 18.
 	f := writeFile(t, dir, "t.kg", `kernel k<N>(X: f32[N]) -> (Y: f32[N]) @tune(THREADS = [128, 256], UNROLL = [1, 2, 16]) {
   Y[i] = X[i] + 1.0
 }
 instance k_1m = k<N = 1048576>
 `)
 	code, out, errText := kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", f)
-	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 96 configurations, 36 valid") {
+	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 480 configurations, 162 valid") {
 		t.Errorf("exit %d\n%s%s", code, out, errText)
 	}
 	// A directory stands for its .kg files, as for bench.
 	code, out, errText = kgen(t, "tune", "--dry-run", "--target", "cuda:sm_90", dir)
-	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 96 configurations, 36 valid") {
+	if code != exitOK || !strings.Contains(out, "k_1m launch 0: elementwise: 480 configurations, 162 valid") {
 		t.Errorf("directory: exit %d\n%s%s", code, out, errText)
 	}
 	code, _, errText = kgen(t, "tune", "--target", "cuda:sm_90", "--strategy", "grid", f)
@@ -150,7 +152,7 @@ func TestBuildUsesTuningDB(t *testing.T) {
 	check(ks, "mm_4k", "BM=128, BN=128, STAGES=5, WGS=2", "tuned at this shape on NVIDIA H100 80GB HBM3 (350.00 us there)")
 	check(ks, "mm_4k2", "BM=128, BN=128, STAGES=5, WGS=2", "nearest: tuned at M=4096, N=4096, K=4096")
 	check(ks, "mm_2k", "BM=128, BN=128, STAGES=4, TMA=1, WGS=2", "default: the heuristic configuration (at the nearest shape tuned, M=4096, N=4096, K=4096, the heuristic chose otherwise")
-	check(ks, "scale_1m", "HOIST=0, REUSE=0, THREADS=256, UNROLL=2, VEC=4", "default: the heuristic configuration (no tuning record")
+	check(ks, "scale_1m", "BLOCKS_PER_SM=1, HOIST=0, REUSE=0, THREADS=256, UNROLL=2, VEC=4", "default: the heuristic configuration (no tuning record")
 	// The kernel with symbolic sizes has no shape: its default, no note.
 	if ks["mm"].Tuning != "" {
 		t.Errorf("mm (symbolic sizes): tuning %q", ks["mm"].Tuning)

@@ -223,7 +223,12 @@ func ColGroupAccTypes(l *Launch) []ir.DType {
 
 // Check: whole warps, and the combines' partial results within the
 // static shared memory a block may declare.
-func (colGroup) Check(l *Launch) error { return checkCombine(l, ColGroupSmem(l)) }
+func (colGroup) Check(l *Launch) error {
+	if err := checkOccupancy(l); err != nil {
+		return err
+	}
+	return checkCombine(l, ColGroupSmem(l))
+}
 
 // ColGroupTiles is the number of tiles of a column group: strips of
 // TX*VEC columns at every outer point.

@@ -463,6 +463,9 @@ func (rowReduce) Space() map[string][]int64 {
 // along, stage nothing, as they keep nothing in registers (VEC and
 // PREFETCH are then moot too).
 func (rowReduce) Check(l *Launch) error {
+	if err := checkOccupancy(l); err != nil {
+		return err
+	}
 	if l.Config["STAGE"] == 1 && (l.Config["CLUSTER"] > 1 || RowsPerBlock(l) > 1 || l.Config["PREFETCH"] != 0) {
 		return fmt.Errorf("a row staged in shared memory takes one block: CLUSTER and BLOCK_ROWS 1, PREFETCH 0")
 	}

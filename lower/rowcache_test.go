@@ -239,6 +239,19 @@ instance rows = rowsum<R = 4096, D = 4096>
 			}
 		}
 	}
+	// HIP's launch bounds take no count of blocks: refused there.
+	tgt, err := runtime.ParseTarget("hip:nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hip := tgt.Limits()
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, hip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lower.Override(p, lower.Config{"THREADS": 256, "BLOCKS_PER_SM": 8, "CLUSTER": 1, "PREFETCH": 0, "VEC": 4, "BLOCK_ROWS": 1}, hip); err == nil || !strings.Contains(err.Error(), "HIP") {
+		t.Errorf("BLOCKS_PER_SM=8 on hip:nvidia: %v, want refused", err)
+	}
 }
 
 // TestCanonicalConfig: parameters at their implicit values drop out of a

@@ -254,6 +254,9 @@ func (t pointwise) Check(l *Launch) error {
 	if !t.vector {
 		return nil
 	}
+	if err := checkOccupancy(l); err != nil {
+		return err
+	}
 	if l.Config["HOIST"] == 1 && (l.Config["UNROLL"] < 2 || l.Config["VEC"] < 2) {
 		return fmt.Errorf("HOIST=1 needs UNROLL and VEC above 1: it issues the loads of a step's vector groups before their arithmetic")
 	}
@@ -281,6 +284,17 @@ func occupancy(l *Launch, g Grid) Grid {
 		g.MinBlocks = b
 	}
 	return g
+}
+
+// checkOccupancy refuses BLOCKS_PER_SM above 1 on HIP targets (every
+// target without mma.sync), whose launch bounds take no count of blocks:
+// there it would change nothing, and a search would time the same kernel
+// again.
+func checkOccupancy(l *Launch) error {
+	if l.Config["BLOCKS_PER_SM"] > 1 && l.Target.NoMMASync {
+		return fmt.Errorf("BLOCKS_PER_SM=%d: HIP's launch bounds take no count of blocks, so it would change nothing", l.Config["BLOCKS_PER_SM"])
+	}
+	return nil
 }
 
 // capBlocks is min(blocks, MaxBlocks), simplified.

@@ -889,9 +889,9 @@ func widestElement(l *Launch) int64 {
 // Grid is a block per row (per BLOCK_ROWS rows), or with prefetching,
 // about as many blocks as the GPU holds at once with the doubled
 // registers: half of 2048 threads a multiprocessor, at least one block,
-// on bigGPU multiprocessors. BLOCKS_PER_SM: see occupancy (layernorm over rows of 4096 bf16 takes
-// 40 registers a thread by default, so six blocks of 256 fit where eight
-// would fill the multiprocessor).
+// on bigGPU multiprocessors. BLOCKS_PER_SM: see occupancy (layernorm
+// over rows of 4096 bf16 takes 40 registers a thread by default, so six
+// blocks of 256 fit where eight would fill the multiprocessor).
 func (rowReduce) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
 	if Prefetching(l) {

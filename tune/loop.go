@@ -235,7 +235,9 @@ func (t *Tuner) report(prog *Progress, r Result, start, now time.Time) {
 	if prog.Total > prog.Done {
 		prog.ETA = prog.Elapsed / time.Duration(prog.Done) * time.Duration(prog.Total-prog.Done)
 	}
-	if t.Time > 0 {
+	// A time limit caps the estimate while evaluations remain (or their
+	// number is unknown); once all are done nothing is left.
+	if t.Time > 0 && (prog.Total == 0 || prog.Total > prog.Done) {
 		if rem := t.Time - prog.Elapsed; prog.ETA == 0 || rem < prog.ETA {
 			prog.ETA = max(rem, 0)
 		}

@@ -242,3 +242,29 @@ func TestLoopOverlapsCompileAndMeasure(t *testing.T) {
 		t.Errorf("%d results of %d points, want 9 of 9", len(res), len(seen))
 	}
 }
+
+// TestLoopETA: with a time limit, the estimate of the time left is capped
+// by it while evaluations remain, and is 0 once the budget's last is done
+// (the limit's remainder is no time left to the search).
+func TestLoopETA(t *testing.T) {
+	tab := small()
+	f := &fakeEval{tab: tab, compiled: map[string]bool{}}
+	st, _ := New("exhaustive", tab.Space, 1)
+	var progs []Progress
+	tu := &Tuner{Space: tab.Space, Strategy: st, Eval: f, Default: 0, Batch: 1, Budget: 4, Time: time.Hour,
+		Progress: func(p Progress) { progs = append(progs, p) }}
+	if _, err := tu.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(progs) != 4 {
+		t.Fatalf("%d progress reports, want 4", len(progs))
+	}
+	for _, p := range progs[:3] {
+		if p.ETA <= 0 || p.ETA > time.Hour {
+			t.Errorf("after %d of %d: ETA %v, want within (0, 1h]", p.Done, p.Total, p.ETA)
+		}
+	}
+	if last := progs[3]; last.Done != last.Total || last.ETA != 0 {
+		t.Errorf("after %d of %d: ETA %v, want 0", last.Done, last.Total, last.ETA)
+	}
+}

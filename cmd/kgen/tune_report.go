@@ -105,8 +105,8 @@ func progressLine(pr tune.Progress) string {
 		}
 		fmt.Fprintf(&b, " %s", tune.Key(pr.Best.Config))
 	}
-	if pr.ETA > 0 {
-		fmt.Fprintf(&b, "; %s left", pr.ETA.Round(time.Second))
+	if eta := pr.ETA.Round(time.Second); eta > 0 {
+		fmt.Fprintf(&b, "; %s left", eta)
 	}
 	return b.String()
 }

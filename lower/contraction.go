@@ -552,10 +552,7 @@ func (t matmulTemplate) Grid(l *Launch) Grid {
 		g.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
 		g.Smem = MmaSmem(MatchMatmul(l.Stmt), c)
 	}
-	if c["BLOCKS_PER_SM"] > 1 {
-		g.MinBlocks = c["BLOCKS_PER_SM"]
-	}
-	return g
+	return occupancy(l, g)
 }
 
 // mmaPad is the padding, in elements, of each shared-memory row of the

@@ -383,8 +383,5 @@ func (t igemmTemplate) Grid(l *Launch) Grid {
 		gr.Threads = 32 * c["WARPS_M"] * c["WARPS_N"]
 		gr.Smem = mmaRing(g.A.KMajor, g.B.KMajor, g.A.Load.Tensor.DType, c)
 	}
-	if c["BLOCKS_PER_SM"] > 1 {
-		gr.MinBlocks = c["BLOCKS_PER_SM"]
-	}
-	return gr
+	return occupancy(l, gr)
 }

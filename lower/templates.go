@@ -270,8 +270,8 @@ func (t pointwise) Grid(l *Launch) Grid {
 }
 
 // blocksPerSM is the space of BLOCKS_PER_SM, the blocks a launch asks the
-// compiler to fit on a multiprocessor (row-reduce, elementwise and
-// col-group; the matrix products' own is theirs).
+// compiler to fit on a multiprocessor, in row-reduce, elementwise and
+// col-group (the CUDA-core and mma products declare theirs, 1 and 2).
 var blocksPerSM = []int64{1, 2, 4, 8, 16}
 
 // occupancy sets g's MinBlocks from BLOCKS_PER_SM where it is above 1:

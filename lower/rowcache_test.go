@@ -254,23 +254,6 @@ instance rows = rowsum<R = 4096, D = 4096>
 	}
 }
 
-// TestCanonicalConfig: parameters at their implicit values drop out of a
-// configuration's text; others, and text that is no configuration, stay.
-func TestCanonicalConfig(t *testing.T) {
-	for in, want := range map[string]string{
-		"BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
-		"BLOCKS_PER_SM=2, THREADS=256, VEC=1":                                               "BLOCKS_PER_SM=2, THREADS=256",
-		"HOIST=0, REUSE=0, THREADS=256, UNROLL=2, VEC=4":                                    "THREADS=256, UNROLL=2, VEC=4",
-		"BLOCK=1024, REUSE=0, UNROLL=1, num_warps=4":                                        "BLOCK=1024, num_warps=4",
-		"":             "",
-		"not a config": "not a config",
-	} {
-		if got := lower.CanonicalConfig(in); got != want {
-			t.Errorf("CanonicalConfig(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // checkOnSm90 checks the spec src and returns it with cuda:sm_90's limits.
 func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
 	t.Helper()

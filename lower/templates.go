@@ -3,8 +3,6 @@ package lower
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"kgen.dev/kgen/ir"
 )
@@ -152,31 +150,18 @@ func wholeGroups(l *Launch, vec int64) bool {
 // pipeline stage.
 var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0, "BLOCKS_PER_SM": 1}
 
-// CanonicalConfig is a configuration's text (Config.String's form) less
-// the parameters at their implicit value, which generate the same kernel
-// present or absent: two texts of one template that differ only there
-// name the same configuration. So a tuning record written before its
-// template gained a parameter (row-reduce's BLOCKS_PER_SM) still answers
-// for the parameter's implicit value. Text it cannot parse it returns as
-// it is.
-func CanonicalConfig(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return ""
-	}
-	var kept []string
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		name, val, ok := strings.Cut(part, "=")
-		v, err := strconv.ParseInt(val, 10, 64)
-		if !ok || err != nil {
-			return s
+// WithoutImplicit is c less the parameters at their implicit value, which
+// generate the same kernel present or absent: two configurations of one
+// template that differ only there are the same configuration (see
+// tune.CanonicalConfig).
+func (c Config) WithoutImplicit() Config {
+	out := Config{}
+	for k, v := range c {
+		if iv, ok := implicit[k]; !ok || iv != v {
+			out[k] = v
 		}
-		if iv, ok := implicit[name]; ok && iv == v {
-			continue
-		}
-		kept = append(kept, part)
 	}
-	return strings.Join(kept, ", ")
+	return out
 }
 
 // DefaultConfig is the heuristic default of l's template, with every

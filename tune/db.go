@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kgen.dev/kgen/lower"
 	kgrt "kgen.dev/kgen/runtime"
 )
 
@@ -66,7 +65,7 @@ const (
 
 // Key identifies what a record measured, At and the outcome aside: two
 // records with the same key measured the same thing. Configurations are
-// compared in their canonical form (lower.CanonicalConfig).
+// compared in their canonical form (CanonicalConfig).
 func (r Record) Key() string {
 	return strings.Join([]string{r.Kind, r.Hash, r.Shape, r.Device.Name, r.Device.CC, fmt.Sprint(r.Device.Driver), r.Target, r.Toolchain,
 		strings.Join(r.Templates, "+"), canonicalConfigs(r.Configs)}, "|")
@@ -77,7 +76,7 @@ func (r Record) Key() string {
 func canonicalConfigs(configs []string) string {
 	cs := make([]string, len(configs))
 	for i, c := range configs {
-		cs[i] = lower.CanonicalConfig(c)
+		cs[i] = CanonicalConfig(c)
 	}
 	return strings.Join(cs, "; ")
 }

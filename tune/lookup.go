@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-
-	"kgen.dev/kgen/lower"
 )
 
 // Query asks the database for the configuration to build an instance
@@ -146,17 +144,17 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 				continue
 			}
 			for i, cfg := range r.Configs {
-				measured[launchConfig{i, lower.CanonicalConfig(cfg)}] = true
+				measured[launchConfig{i, CanonicalConfig(cfg)}] = true
 			}
 			if r.Time != nil && r.Default && r.Launch >= 0 && r.Launch < len(defs) {
-				defs[r.Launch] = lower.CanonicalConfig(r.Configs[r.Launch]) // the last search's
+				defs[r.Launch] = CanonicalConfig(r.Configs[r.Launch]) // the last search's
 				found[r.Launch] = true
 			}
 		}
 		for i, d := range defs {
 			now := ""
 			if i < len(q.Defaults) {
-				now = lower.CanonicalConfig(q.Defaults[i])
+				now = CanonicalConfig(q.Defaults[i])
 			}
 			switch {
 			case found[i] && d == now:

@@ -140,6 +140,19 @@ func LaunchSpace(l *lower.Launch, lim lower.Limits, narrow map[string][]int64) *
 // Key is the canonical text of a configuration: "BK=32, BM=128".
 func Key(c lower.Config) string { return c.String() }
 
+// CanonicalConfig is a configuration's text (Key's form) less the
+// parameters at their implicit value (lower.Config.WithoutImplicit), so
+// that a tuning record written before its template gained a parameter
+// (row-reduce's BLOCKS_PER_SM) still answers for the parameter's implicit
+// value. Text that is no configuration it returns as it is.
+func CanonicalConfig(s string) string {
+	c, err := ParseConfig(s)
+	if err != nil {
+		return s
+	}
+	return Key(c.WithoutImplicit())
+}
+
 // ParseConfig reads a configuration written as Key writes it.
 func ParseConfig(s string) (lower.Config, error) {
 	c := lower.Config{}

@@ -123,3 +123,20 @@ instance mm_4k = mm<M = 4096, N = 4096, K = 4096>
 		t.Error("BM=64, WGS=2 accepted")
 	}
 }
+
+// TestCanonicalConfig: parameters at their implicit values drop out of a
+// configuration's text; others, and text that is no configuration, stay.
+func TestCanonicalConfig(t *testing.T) {
+	for in, want := range map[string]string{
+		"BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=512, VEC=4": "BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, THREADS=512, VEC=4",
+		"BLOCKS_PER_SM=2, THREADS=256, VEC=1":                                               "BLOCKS_PER_SM=2, THREADS=256",
+		"HOIST=0, REUSE=0, THREADS=256, UNROLL=2, VEC=4":                                    "THREADS=256, UNROLL=2, VEC=4",
+		"BLOCK=1024, REUSE=0, UNROLL=1, num_warps=4":                                        "BLOCK=1024, num_warps=4",
+		"":             "",
+		"not a config": "not a config",
+	} {
+		if got := CanonicalConfig(in); got != want {
+			t.Errorf("CanonicalConfig(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

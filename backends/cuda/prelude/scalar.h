@@ -30,9 +30,49 @@ __device__ __forceinline__ int64_t kg_f2i(float x, int64_t lo, int64_t hi) {
   return (int64_t)x;
 }
 
-// min and max propagate NaN, as the reference interpreter does.
+// Float to i8, u8 or i32 (lo and hi are the type's range), as kg_f2i
+// converts. On NVIDIA GPUs cvt's float-to-integer conversions saturate and
+// give 0 for NaN (PTX ISA, cvt), so one 32-bit conversion and an integer
+// clamp replace kg_f2i's branches and its 64-bit conversion (F2I.S64).
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ int kg_f2i32(float x, int lo, int hi) { return min(max(__float2int_rz(x), lo), hi); }
+__device__ __forceinline__ int kg_f2i32(double x, int lo, int hi) { return min(max(__double2int_rz(x), lo), hi); }
+#else
+__device__ __forceinline__ int kg_f2i32(float x, int lo, int hi) { return (int)kg_f2i(x, lo, hi); }
+__device__ __forceinline__ int kg_f2i32(double x, int lo, int hi) { return (int)kg_f2i(x, lo, hi); }
+#endif
+
+// min and max are IEEE 754-2019's minimum and maximum, as the reference
+// interpreter's (Go's) are: NaN when either operand is NaN, and -0 below
+// +0 in float and double.
 template <class T> __device__ __forceinline__ T kg_max(T a, T b) { return a > b ? a : (b > a ? b : (a != a ? a : b)); }
 template <class T> __device__ __forceinline__ T kg_min(T a, T b) { return a < b ? a : (b < a ? b : (a != a ? a : b)); }
+template <> __device__ __forceinline__ double kg_max<double>(double a, double b) {
+  return a != a || b != b ? a + b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b));
+}
+template <> __device__ __forceinline__ double kg_min<double>(double a, double b) {
+  return a != a || b != b ? a + b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b));
+}
+#if defined(__CUDA_ARCH__)
+// One instruction on sm_80 and later: max.NaN and min.NaN order -0 below +0.
+template <> __device__ __forceinline__ float kg_max<float>(float a, float b) {
+  float d;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+}
+template <> __device__ __forceinline__ float kg_min<float>(float a, float b) {
+  float d;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+  return d;
+}
+#else
+template <> __device__ __forceinline__ float kg_max<float>(float a, float b) {
+  return a != a || b != b ? a + b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b));
+}
+template <> __device__ __forceinline__ float kg_min<float>(float a, float b) {
+  return a != a || b != b ? a + b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b));
+}
+#endif
 template <class T> __device__ __forceinline__ T kg_clamp(T x, T lo, T hi) { return kg_min(kg_max(x, lo), hi); }
 template <class T> __device__ __forceinline__ T kg_relu(T x) { return x < (T)0 ? (T)0 : x; }
 

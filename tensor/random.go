@@ -14,19 +14,28 @@ import (
 
 // Dist is a distribution of random inputs. The distributions exercise
 // different numerics: Normal and Uniform are typical activations, Large
-// stresses overflow and precision loss in low-precision accumulation, and
-// Ints makes float results exact so they can be compared bit for bit.
+// stresses overflow and precision loss in low-precision accumulation, Ints
+// makes float results exact so they can be compared bit for bit, and
+// Specials mixes NaN, infinities and signed zeros into Normal's values, for
+// a kernel's edge cases (NaN propagation in min, max and reductions,
+// saturating conversions).
 type Dist int
 
 // The distributions of random inputs.
 const (
-	Normal  Dist = iota // mean 0, standard deviation 1
-	Uniform             // uniform in [-1, 1)
-	Large               // magnitude log-uniform in [1e2, 1e4), random sign
-	Ints                // integers uniform in [-8, 8]; [0, 16] for u8
+	Normal   Dist = iota // mean 0, standard deviation 1
+	Uniform              // uniform in [-1, 1)
+	Large                // magnitude log-uniform in [1e2, 1e4), random sign
+	Ints                 // integers uniform in [-8, 8]; [0, 16] for u8
+	Specials             // one value in four from specialValues, the others as Normal's; integers as Ints's
 )
 
-var distNames = [...]string{Normal: "normal", Uniform: "uniform", Large: "large", Ints: "ints"}
+var distNames = [...]string{Normal: "normal", Uniform: "uniform", Large: "large", Ints: "ints", Specials: "specials"}
+
+// specialValues are Specials' edge cases: NaN, both infinities, both
+// zeros, and magnitudes that overflow f16 (1e5) and f32 (1e39, which f32
+// holds as infinity).
+var specialValues = [...]float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e5, -1e5, 1e39, -1e39}
 
 // ParseDist returns the distribution named s, as spelled by String.
 func ParseDist(s string) (Dist, error) {
@@ -160,6 +169,12 @@ func randFloat(src *elemSource, d Dist) float64 {
 		return normal(src)
 	case Uniform:
 		return float64(src.Uint64()>>11)*0x1p-52 - 1 // exact: k·2^-52 - 1 for k < 2^53
+	case Specials:
+		u := src.Uint64()
+		if u&3 == 0 {
+			return specialValues[(u>>2)%uint64(len(specialValues))]
+		}
+		return normalQuantile(float64(2*(u>>12)+1) * 0x1p-53)
 	case Large:
 		u := src.Uint64()
 		mag := detExp(float64(math.Ln10 * (2 + float64(float64(u>>11)*0x1p-52))))

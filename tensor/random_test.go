@@ -13,7 +13,7 @@ import (
 	"kgen.dev/kgen/ir"
 )
 
-var allDists = []Dist{Normal, Uniform, Large, Ints}
+var allDists = []Dist{Normal, Uniform, Large, Ints, Specials}
 
 func TestParseDist(t *testing.T) {
 	for _, d := range allDists {
@@ -81,15 +81,62 @@ func TestRandomGolden(t *testing.T) {
 			t.Fatalf("Uniform element %d = %v, want %v", i, got, want)
 		}
 	}
-	var h = sha256.New()
-	for _, dt := range allDTypes {
-		for _, d := range allDists {
-			h.Write(Random(dt, []int64{1000}, d, 1).Data)
+	// One hash for the first four distributions, pinned before Specials
+	// existed, and one for Specials.
+	for _, c := range []struct {
+		dists []Dist
+		want  string
+	}{
+		{[]Dist{Normal, Uniform, Large, Ints}, "97dcb4897dc5767bbd4fb0f5da1f971cf481e62864e925dd5b06c11b1ce9b82e"},
+		{[]Dist{Specials}, "86b699a7891675aba4c4bec4edf4e26207de5859ffff20a47944e847a10fe98f"},
+	} {
+		h := sha256.New()
+		for _, dt := range allDTypes {
+			for _, d := range c.dists {
+				h.Write(Random(dt, []int64{1000}, d, 1).Data)
+			}
+		}
+		if got := fmt.Sprintf("%x", h.Sum(nil)); got != c.want {
+			t.Errorf("random inputs of %v changed: hash %s, want %s", c.dists, got, c.want)
 		}
 	}
-	const want = "97dcb4897dc5767bbd4fb0f5da1f971cf481e62864e925dd5b06c11b1ce9b82e"
-	if got := fmt.Sprintf("%x", h.Sum(nil)); got != want {
-		t.Errorf("random inputs changed: hash %s, want %s", got, want)
+}
+
+// TestSpecials: about one value in four is special, each special value
+// turns up (f32 holds 1e39 as an infinity), and the rest are finite.
+func TestSpecials(t *testing.T) {
+	const n = 40000
+	x := Random(ir.F32, []int64{n}, Specials, 3)
+	var nan, inf, negZero, posZero, big, finite int
+	for i := range int64(n) {
+		v := x.Float(i)
+		switch {
+		case math.IsNaN(v):
+			nan++
+		case math.IsInf(v, 0):
+			inf++
+		case v == 0 && math.Signbit(v):
+			negZero++
+		case v == 0:
+			posZero++
+		case math.Abs(v) == float64(float32(1e5)):
+			big++
+		default:
+			finite++
+		}
+	}
+	special := nan + inf + negZero + posZero + big
+	if special < n/4-n/40 || special > n/4+n/40 {
+		t.Errorf("%d special values of %d, want about a quarter", special, n)
+	}
+	for name, c := range map[string]int{"NaN": nan, "infinity": inf, "-0": negZero, "+0": posZero, "1e5": big} {
+		if c == 0 {
+			t.Errorf("no %s among %d values", name, n)
+		}
+	}
+	// The infinities are ±Inf and ±1e39: four of the nine special values.
+	if inf < special*4/9-special/20 || inf > special*4/9+special/20 {
+		t.Errorf("%d infinities of %d special values, want about 4/9", inf, special)
 	}
 }
 

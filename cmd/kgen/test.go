@@ -17,7 +17,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "test", args: "--target cuda:sm_90|all|T,T... [--kernel NAME,...] [--seeds N] [--max-work W] [-o DIR] [--json] [--time] [--matrix-md F] [--matrix-json F] FILE...",
+		name: "test", args: "--target cuda:sm_90|all|T,T... [--kernel NAME,...] [--seeds N] [--dists D,...] [--max-work W] [-o DIR] [--json] [--time] [--matrix-md F] [--matrix-json F] FILE...",
 		short: "build kernels and check them on the GPU against the reference interpreter",
 		long: `
 Test builds every kernel and instance of each FILE for the target, runs each
@@ -26,7 +26,9 @@ kernels at several shapes (each instance's sizes when the interpreter can
 afford them, then sizes capped at distinct primes, sizes with dims of 1, and
 sizes just past a power of two), instances at their own sizes, each with
 --seeds seeds drawn from the normal, uniform and integer distributions in
-turn. Instances too large for the interpreter are checked against kgen's
+turn (--dists names others: large, magnitudes of 1e2 to 1e4, and specials,
+which mixes NaN, infinities and signed zeros into normal values).
+Instances too large for the interpreter are checked against kgen's
 reference kernels (the generic template, one statement per launch), which
 are themselves checked against the interpreter first. Outputs and workspace
 are poisoned with NaN before each launch, and inputs must come back
@@ -66,6 +68,7 @@ compared with its own first target only.`,
 			var tools toolPaths
 			tools.register(fs)
 			seeds := fs.Int("seeds", 3, "seeds per shape")
+			distList := fs.String("dists", "normal,uniform,ints", "the input distributions, taken in turn by the seeds: normal, uniform, large, ints, specials")
 			maxWork := fs.Float64("max-work", 2e8, "skip shapes that would cost the interpreter more operations than this")
 			asJSON := fs.Bool("json", false, "print one JSON object per check")
 			verbose := fs.Bool("v", false, "print every check, not only failures")
@@ -98,6 +101,14 @@ compared with its own first target only.`,
 				if *seeds < 1 {
 					return usageError("test", "--seeds must be at least 1")
 				}
+				var dists []tensor.Dist
+				for _, name := range strings.Split(*distList, ",") {
+					d, err := tensor.ParseDist(name)
+					if err != nil {
+						return usageError("test", "--dists: %v", err)
+					}
+					dists = append(dists, d)
+				}
 				ctx := context.Background()
 				var notes io.Writer
 				if *verbose {
@@ -120,7 +131,7 @@ compared with its own first target only.`,
 					if len(config) > 0 || *out != "" {
 						return usageError("test", "--config and -o take one target")
 					}
-					t := &tester{seeds: *seeds, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
+					t := &tester{seeds: *seeds, dists: dists, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
 					return portability(ctx, targets, tools, tuned, args, only, t, *timeIt, *matrixMD, *matrixJSON)
 				}
 				if *timeIt || *matrixMD != "" || *matrixJSON != "" {
@@ -132,7 +143,7 @@ compared with its own first target only.`,
 				}
 				defer g.close()
 				r, units, refs := g.runner, g.units, g.refs
-				t := &tester{runner: r, seeds: *seeds, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
+				t := &tester{runner: r, seeds: *seeds, dists: dists, maxWork: *maxWork, refWork: refWork(tools, *maxWork), asJSON: *asJSON, verbose: *verbose}
 				for i, u := range units {
 					t.unit(ctx, u, refs[i])
 				}
@@ -150,6 +161,7 @@ compared with its own first target only.`,
 type tester struct {
 	runner  *kgrt.Runner
 	seeds   int
+	dists   []tensor.Dist // taken in turn by the seeds
 	maxWork float64
 	refWork float64 // the most work checked against the reference kernels
 	asJSON  bool
@@ -167,8 +179,6 @@ func (t *tester) start() time.Time {
 	}
 	return t.began
 }
-
-var testDists = []tensor.Dist{tensor.Normal, tensor.Uniform, tensor.Ints}
 
 func (t *tester) unit(ctx context.Context, u, ref *unit) {
 	t.start()
@@ -234,7 +244,7 @@ func (t *tester) checkPlan(u *unit, p *lower.Plan, shapes []kgrt.Shape, seeds in
 	worst, failures := 0.0, 0
 	for _, sh := range shapes {
 		for s := 1; s <= seeds; s++ {
-			res := check(sh, testDists[(s-1)%len(testDists)], uint64(s))
+			res := check(sh, t.dists[(s-1)%len(t.dists)], uint64(s))
 			t.checks++
 			worst = max(worst, res.MaxError)
 			t.print(p, sh, res)

@@ -844,9 +844,9 @@ func reduce(op ir.ReduceOp, v string, axis int, keep string) string {
 	case ir.Prod:
 		return fmt.Sprintf("tl.reduce(%s, %d, kg_mul%s)", v, axis, keep)
 	case ir.Max:
-		return fmt.Sprintf("tl.max(%s, axis=%d%s)", v, axis, keep)
+		return fmt.Sprintf("tl.reduce(%s, %d, kg_max%s)", v, axis, keep)
 	}
-	return fmt.Sprintf("tl.min(%s, axis=%d%s)", v, axis, keep)
+	return fmt.Sprintf("tl.reduce(%s, %d, kg_min%s)", v, axis, keep)
 }
 
 func paren(s string) string {

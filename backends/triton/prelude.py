@@ -52,3 +52,17 @@ def kg_tf32(x):
 @triton.jit
 def kg_mul(a, b):
     return a * b
+
+
+@triton.jit
+def kg_max(a, b):
+    # tl.max and tl.min drop NaN (their combine is maximum's default,
+    # PropagateNan.NONE); kgen's max and min reductions keep it, as the
+    # reference interpreter's do. Cast back: the maximum of 16-bit floats
+    # is f32.
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL).to(a.dtype)
+
+
+@triton.jit
+def kg_min(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL).to(a.dtype)

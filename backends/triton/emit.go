@@ -920,6 +920,14 @@ func convert(x string, from, to ir.DType) string {
 		return fmt.Sprintf("(%s != 0)", x)
 	case to.IsInt() && from.IsFloat():
 		lo, hi := to.IntRange()
+		if from != ir.F64 && lo >= math.MinInt32 && hi <= math.MaxInt32 {
+			// f32, and f16 and bf16 widened exactly, to i8, u8 or i32
+			// in 32 bits (kg_f2i works in f64 and i64).
+			if from != ir.F32 {
+				x += ".to(tl.float32)"
+			}
+			return fmt.Sprintf("kg_f2i32(%s, %d, %d).to(%s)", x, lo, hi, tlType(to))
+		}
 		return fmt.Sprintf("kg_f2i(%s, %d, %d).to(%s)", x, lo, hi, tlType(to))
 	}
 	return fmt.Sprintf("%s.to(%s)", x, tlType(to))

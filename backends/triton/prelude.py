@@ -41,6 +41,15 @@ def kg_f2i(x, lo: tl.constexpr, hi: tl.constexpr):
 
 
 @triton.jit
+def kg_f2i32(x, lo: tl.constexpr, hi: tl.constexpr):
+    # kg_f2i of an f32 to i8, u8 or i32, in 32 bits: the bounds are exact
+    # in f32 but i32's top, 2^31 - 1, which rounds to 2^31, where the
+    # clamp catches every value that would not fit.
+    t = tl.where(x <= lo, lo, tl.where(x >= hi, hi, x.to(tl.int32)))
+    return tl.where(x != x, 0, t)
+
+
+@triton.jit
 def kg_tf32(x):
     # Round f32 to TensorFloat-32: 10 mantissa bits, to nearest with ties
     # away from zero; NaN and infinities pass.

@@ -61,9 +61,9 @@ func (d Dist) String() string {
 // parallel, in chunks, with the same bytes on any number of cores; the
 // float math below is fused-multiply-add-proof and free of
 // platform-specific assembly. Integer dtypes always get integers in their
-// range: Normal gives round(3x) saturated, Uniform and Ints [-8, 8], Large
-// [-100, 100] (u8: [0, 16] and [0, 200]). Bool gets fair coin flips for
-// every distribution.
+// range: Normal gives round(3x) saturated, Uniform, Ints and Specials
+// [-8, 8], Large [-100, 100] (u8: [0, 16] and [0, 200]). Bool gets fair
+// coin flips for every distribution.
 func Random(dt ir.DType, shape []int64, d Dist, seed uint64) *Tensor {
 	if d < 0 || int(d) >= len(distNames) {
 		panic(fmt.Sprintf("tensor.Random: invalid distribution %v", d))

@@ -409,10 +409,20 @@ func buildEmulatorOn(t *testing.T, gxx string, plans []*lower.Plan, tg emuTarget
 }
 
 // emulate runs plan p at env on seeded inputs in the emulator and compares
-// the outputs with the interpreter's.
+// the outputs with the interpreter's. The inputs are uniform, or drawn
+// from the distribution KGEN_EMULATE_DIST names (the differential tester's
+// -dist: specials puts NaN, infinities and signed zeros among them).
 func emulate(t *testing.T, bin string, p *lower.Plan, env *ir.Env, dir string) error {
 	k := p.Source
-	inputs, err := interp.RandomInputs(k, env, tensor.Uniform, 1)
+	dist := tensor.Uniform
+	if name := os.Getenv("KGEN_EMULATE_DIST"); name != "" {
+		d, err := tensor.ParseDist(name)
+		if err != nil {
+			return fmt.Errorf("KGEN_EMULATE_DIST: %v", err)
+		}
+		dist = d
+	}
+	inputs, err := interp.RandomInputs(k, env, dist, 1)
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,9 @@ type checker struct {
 	compilers []kgrt.Target
 	skipped   map[string]string
 	timeout   time.Duration
+	// dist is the distribution of the emulated and interpreted checks'
+	// inputs ("": uniform in emulation, normal in Triton's interpreter).
+	dist string
 
 	checks map[string]int // checks run, by stage
 }
@@ -329,7 +332,7 @@ func (c *checker) emulate(paths []string) map[string][]Failure {
 	run := fmt.Sprintf("^TestEmulatedCorpus$/^(%s)$", strings.Join(names, "|"))
 	cmd := exec.CommandContext(ctx, c.goTool, "tool", "test2json", "-t", c.cudaTest, "-test.v", "-test.run", run, "-test.parallel", "1", "-test.count", "1")
 	cmd.Dir = c.cudaDir
-	cmd.Env = append(os.Environ(), "KGEN_EMULATE_DIR="+dir)
+	cmd.Env = append(os.Environ(), "KGEN_EMULATE_DIR="+dir, "KGEN_EMULATE_DIST="+c.dist)
 	cmd.WaitDelay = 5 * time.Second
 	out, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -416,7 +419,11 @@ func (c *checker) interpret(paths []string) map[string][]Failure {
 		return fails
 	}
 	args := func(paths ...string) []string {
-		return append([]string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", c.triPython, "--seeds", "1", "--max-work", "3e4"}, paths...)
+		a := []string{"test", "--target", "triton:sm_90", "--triton-interpret", "--python", c.triPython, "--seeds", "1", "--max-work", "3e4"}
+		if c.dist != "" {
+			a = append(a, "--dists", c.dist)
+		}
+		return append(a, paths...)
 	}
 	if code, _ := c.kgenRun(args(paths...)...); code == 0 {
 		c.checks["interpret"] += len(paths)

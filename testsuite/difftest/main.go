@@ -38,6 +38,7 @@ import (
 	"time"
 
 	kgrt "kgen.dev/kgen/runtime"
+	"kgen.dev/kgen/tensor"
 )
 
 func main() {
@@ -91,6 +92,7 @@ func run() int {
 	genDir := flag.String("gen", "", "only write -n generated specs to this directory")
 	kinds := flag.String("kinds", "", "only generate these statement kinds (comma-separated), one block each")
 	specsDir := flag.String("specs", "", "check the .kg files of this directory instead of generating specs (no minimizing)")
+	dist := flag.String("dist", "", "the inputs' distribution in emulation and Triton's interpreter: normal, uniform, large, ints or specials (default: uniform and normal)")
 	flag.Parse()
 	if *kinds != "" {
 		for _, k := range strings.Split(*kinds, ",") {
@@ -126,6 +128,12 @@ func run() int {
 		}
 		return 0
 	}
+	if *dist != "" {
+		if _, err := tensor.ParseDist(*dist); err != nil {
+			fmt.Fprintf(os.Stderr, "difftest: -dist: %v\n", err)
+			return 2
+		}
+	}
 	if *n <= 0 && *limit <= 0 && *specsDir == "" {
 		fmt.Fprintln(os.Stderr, "difftest: give -n or -time")
 		return 2
@@ -148,6 +156,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "difftest:", err)
 		return 1
 	}
+	c.dist = *dist
 	if *interpret {
 		if c.triPython = os.Getenv("KGEN_TORCH_PYTHON"); c.triPython == "" {
 			fmt.Fprintln(os.Stderr, "difftest: KGEN_TORCH_PYTHON is not set: not running Triton's interpreter")
@@ -262,7 +271,11 @@ func (c *checker) reproduce(s *Spec, f Failure, seed uint64, budget time.Duratio
 	r.File = filepath.Join(corpus, name)
 	// Scratch paths mean nothing in the corpus.
 	f.Stage, f.Detail = c.scrub(f.Stage), c.scrub(f.Detail)
-	text := reproducer(m, f, fmt.Sprintf("go run ./testsuite/difftest -seed %d (spec %d)", seed, seed), from, true)
+	origin := fmt.Sprintf("go run ./testsuite/difftest -seed %d (spec %d)", seed, seed)
+	if c.dist != "" {
+		origin = fmt.Sprintf("go run ./testsuite/difftest -seed %d -dist %s (spec %d)", seed, c.dist, seed)
+	}
+	text := reproducer(m, f, origin, from, true)
 	if err := os.WriteFile(r.File, []byte(text), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "difftest:", err)
 	}

@@ -275,7 +275,7 @@ func (c *checker) reproduce(s *Spec, f Failure, seed uint64, budget time.Duratio
 	if c.dist != "" {
 		origin = fmt.Sprintf("go run ./testsuite/difftest -seed %d -dist %s (spec %d)", seed, c.dist, seed)
 	}
-	text := reproducer(m, f, origin, from, true)
+	text := reproducer(m, f, origin, c.dist, from, true)
 	if err := os.WriteFile(r.File, []byte(text), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "difftest:", err)
 	}

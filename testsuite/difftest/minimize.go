@@ -269,8 +269,10 @@ func (s *Spec) cleanup() {
 }
 
 // reproducer renders a minimized spec with a header that says what failed
-// and how it was found; known marks it as a failure not yet fixed.
-func reproducer(s *Spec, f Failure, origin string, fromLines int, known bool) string {
+// and how it was found; known marks it as a failure not yet fixed. dist,
+// when not "", is the distribution of the inputs that failed ("inputs:
+// DIST", which backends/cuda's TestEmulatedCorpus emulates it on).
+func reproducer(s *Spec, f Failure, origin, dist string, fromLines int, known bool) string {
 	c := s.Clone()
 	target := ""
 	if f.Target != "" {
@@ -280,6 +282,9 @@ func reproducer(s *Spec, f Failure, origin string, fromLines int, known bool) st
 		fmt.Sprintf("difftest reproducer: %s failure%s (%s)", f.Class, target, messageKind(f.Detail)),
 		fmt.Sprintf("found by %s; minimized from %d lines", origin, fromLines),
 		"failing check: " + f.Stage,
+	}
+	if dist != "" {
+		c.Header = append(c.Header, "inputs: "+dist)
 	}
 	for _, l := range strings.Split(excerpt(f.Detail, 8), "\n") {
 		c.Header = append(c.Header, "  "+l)

@@ -227,6 +227,28 @@ func TestTritonReuseInterpreted(t *testing.T) {
 	allPass(t, python, "--seeds", "1", spec)
 }
 
+// TestTritonSpecialsInterpreted runs float-to-integer conversions
+// (kg_f2i32: f32 and f16 to i32, i8 and u8 in 32 bits, unclamped, so that
+// values past the range saturate), quantize.kg and reductions.kg's max and
+// min reductions (kg_max, kg_min) in Triton's interpreter on inputs with
+// NaN, infinities and signed zeros (--dists specials), against kgen's
+// interpreter: NaN converts to 0 (without kg_f2i32's check, Triton's
+// interpreter gives -2^31 for an i32 of NaN: tried), infinities saturate,
+// and the reductions keep NaN.
+func TestTritonSpecialsInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	casts := writeFile(t, t.TempDir(), "casts.kg", `
+kernel casts<N>(X: f32[N], H: f16[N]) -> (A: i32[N], B: i8[N], C: u8[N], D: i32[N]) {
+  A[i] = i32(X[i] * 1e9)
+  B[i] = i8(X[i] * 100)
+  C[i] = u8(X[i] * 100)
+  D[i] = i32(H[i] * 1000)
+}
+instance casts_odd = casts<N = 1001>
+`)
+	allPass(t, python, "--dists", "specials", "--seeds", "1", "--max-work", "3e4", casts, "../../examples/quantize.kg", "../../examples/reductions.kg")
+}
+
 // interpretArgs is kgen test on triton:sm_90 in Triton's interpreter with
 // python, then args (flags, then spec files).
 func interpretArgs(python string, args ...string) []string {

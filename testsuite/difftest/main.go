@@ -271,11 +271,11 @@ func (c *checker) reproduce(s *Spec, f Failure, seed uint64, budget time.Duratio
 	r.File = filepath.Join(corpus, name)
 	// Scratch paths mean nothing in the corpus.
 	f.Stage, f.Detail = c.scrub(f.Stage), c.scrub(f.Detail)
-	origin := fmt.Sprintf("go run ./testsuite/difftest -seed %d (spec %d)", seed, seed)
+	flags := fmt.Sprintf("-seed %d", seed)
 	if c.dist != "" {
-		origin = fmt.Sprintf("go run ./testsuite/difftest -seed %d -dist %s (spec %d)", seed, c.dist, seed)
+		flags += " -dist " + c.dist
 	}
-	text := reproducer(m, f, origin, c.dist, from, true)
+	text := reproducer(m, f, fmt.Sprintf("go run ./testsuite/difftest %s (spec %d)", flags, seed), c.dist, from, true)
 	if err := os.WriteFile(r.File, []byte(text), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "difftest:", err)
 	}

@@ -47,12 +47,15 @@ __device__ __forceinline__ int kg_f2i32(double x, int lo, int hi) { return (int)
 // +0 in float and double.
 template <class T> __device__ __forceinline__ T kg_max(T a, T b) { return a > b ? a : (b > a ? b : (a != a ? a : b)); }
 template <class T> __device__ __forceinline__ T kg_min(T a, T b) { return a < b ? a : (b < a ? b : (a != a ? a : b)); }
-template <> __device__ __forceinline__ double kg_max<double>(double a, double b) {
+// The two by comparisons: for double and, off NVIDIA GPUs, float.
+template <class T> __device__ __forceinline__ T kg_max2019(T a, T b) {
   return a != a || b != b ? a + b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b));
 }
-template <> __device__ __forceinline__ double kg_min<double>(double a, double b) {
+template <class T> __device__ __forceinline__ T kg_min2019(T a, T b) {
   return a != a || b != b ? a + b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b));
 }
+template <> __device__ __forceinline__ double kg_max<double>(double a, double b) { return kg_max2019(a, b); }
+template <> __device__ __forceinline__ double kg_min<double>(double a, double b) { return kg_min2019(a, b); }
 #if defined(__CUDA_ARCH__)
 // One instruction on sm_80 and later: max.NaN and min.NaN order -0 below +0.
 template <> __device__ __forceinline__ float kg_max<float>(float a, float b) {
@@ -66,12 +69,8 @@ template <> __device__ __forceinline__ float kg_min<float>(float a, float b) {
   return d;
 }
 #else
-template <> __device__ __forceinline__ float kg_max<float>(float a, float b) {
-  return a != a || b != b ? a + b : (a == b ? (signbit(a) ? b : a) : (a > b ? a : b));
-}
-template <> __device__ __forceinline__ float kg_min<float>(float a, float b) {
-  return a != a || b != b ? a + b : (a == b ? (signbit(a) ? a : b) : (a < b ? a : b));
-}
+template <> __device__ __forceinline__ float kg_max<float>(float a, float b) { return kg_max2019(a, b); }
+template <> __device__ __forceinline__ float kg_min<float>(float a, float b) { return kg_min2019(a, b); }
 #endif
 template <class T> __device__ __forceinline__ T kg_clamp(T x, T lo, T hi) { return kg_min(kg_max(x, lo), hi); }
 template <class T> __device__ __forceinline__ T kg_relu(T x) { return x < (T)0 ? (T)0 : x; }

@@ -120,6 +120,31 @@ func (t Timing) TFLOPs(flops float64) float64 {
 	return flops / (t.MedianUS * 1e-6) / 1e12
 }
 
+// GraphBelowUS is the run time under which TimeShortAsGraphs times runs
+// as CUDA graphs: below it, the host's launch latency would be measured.
+const GraphBelowUS = 20
+
+// TimeShortAsGraphs times with spec through time, as CUDA graphs when a
+// run takes under GraphBelowUS. Which it is, a probe of ten flushed
+// samples tells first: the full protocol without graphs takes 100 ms
+// worth of runs, each after a flush of tens of microseconds, so a run of
+// 2 us would spend two seconds in flushes only to learn that it must be
+// timed as graphs. A spec that asks for graphs, or for the clean flush
+// (always graphs), is timed as it is.
+func TimeShortAsGraphs(spec TimeSpec, time func(TimeSpec) (Timing, error)) (Timing, error) {
+	if spec.Graph || spec.Flush == FlushClean {
+		return time(spec)
+	}
+	probe := spec
+	probe.MinReps, probe.MinMS = DefaultMinReps, 1e-3
+	tm, err := time(probe)
+	if err != nil {
+		return tm, err
+	}
+	spec.Graph = tm.MedianUS < GraphBelowUS
+	return time(spec)
+}
+
 // timeText formats "WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH" with the
 // defaults applied, FLUSH being 0, read:BYTES or write:BYTES; l2 is the
 // device's L2 size.

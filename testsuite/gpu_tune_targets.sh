@@ -12,13 +12,19 @@
 # $OUT/TARGET/{tune,part-N}/; a table of counts is printed last.
 #   TARGETS="triton:sm_90 hip:nvidia" KERNELS="$(grep -v '^#' testsuite/memory-bound.txt)" testsuite/gpu_tune_targets.sh
 #   DBDIR=testsuite/results/.../dbs (files named TARGET.jsonl, ':' as '_')
+#   GPUS="1 2 3": deal out only these GPUs (default every GPU), leaving the
+#   others to another job of the same call.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
 here=$(dirname "$0")
 read -r -a targets <<< "${TARGETS:-cuda:sm_90 triton:sm_90 hip:nvidia}"
 deadline=${DEADLINE:-360}
-mapfile -t gpus < <(nvidia-smi --query-gpu=index --format=csv,noheader)
+if [ -n "${GPUS:-}" ]; then
+	read -r -a gpus <<< "$GPUS"
+else
+	mapfile -t gpus < <(nvidia-smi --query-gpu=index --format=csv,noheader)
+fi
 if [ "${#gpus[@]}" -lt "${#targets[@]}" ]; then
 	echo "gpu_tune_targets: ${#gpus[@]} GPUs for ${#targets[@]} targets; want at least one each" >&2
 	exit 2

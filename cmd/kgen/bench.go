@@ -544,11 +544,10 @@ func (b *bencher) graphs() string {
 // time times a checked instance on inputs and fills in row's figures.
 func (b *bencher) time(ctx context.Context, row benchRow, p *lower.Plan, x *kgrt.Executor, inputs []*tensor.Tensor, copyBW float64) benchRow {
 	spec := kgrt.TimeSpec{Flush: b.flush}
-	tm, err := x.Time(ctx, p, p.Env, inputs, spec)
-	if err == nil && tm.MedianUS < 20 && b.flush != kgrt.FlushClean { // clean runs are graphs already
-		spec.Graph = true
-		tm, err = x.Time(ctx, p, p.Env, inputs, spec)
-	}
+	tm, err := kgrt.TimeShortAsGraphs(spec, func(s kgrt.TimeSpec) (kgrt.Timing, error) {
+		spec = s
+		return x.Time(ctx, p, p.Env, inputs, s)
+	})
 	if err != nil {
 		row.Error = err.Error()
 		b.g.runner.RestartAfter(err)

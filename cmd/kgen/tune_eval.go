@@ -178,13 +178,12 @@ func (e *candidateEval) check(ctx context.Context, cand *candidate) error {
 }
 
 // time times a compiled candidate with spec, in CUDA graphs when one run
-// is under 20 us (as bench does), restarting the runner after a crash.
+// is under kgrt.GraphBelowUS (as bench does), restarting the runner after
+// a crash.
 func (e *candidateEval) time(ctx context.Context, cand *candidate, spec kgrt.TimeSpec) (kgrt.Timing, error) {
-	tm, err := cand.x.TimeResident(ctx, cand.plan, e.inst.Env, e.resident, spec)
-	if err == nil && tm.MedianUS < 20 {
-		spec.Graph = true
-		tm, err = cand.x.TimeResident(ctx, cand.plan, e.inst.Env, e.resident, spec)
-	}
+	tm, err := kgrt.TimeShortAsGraphs(spec, func(s kgrt.TimeSpec) (kgrt.Timing, error) {
+		return cand.x.TimeResident(ctx, cand.plan, e.inst.Env, e.resident, s)
+	})
 	var f *kgrt.Failure
 	if errors.As(err, &f) && (f.Kind == kgrt.Crash || f.Kind == kgrt.Timeout) {
 		if rerr := e.runner.Restart(); rerr != nil {

@@ -98,8 +98,15 @@ func (t pointwise) Space() map[string][]int64 {
 }
 
 // Default takes 16 bytes of output per vector (at most 8 points), and
-// with vectors, two of them per thread and step; as "generic", 4 points a
-// block apart a step, VEC consecutive points each where windowVec finds
+// with vectors, two of them per thread and step, or one where two would
+// leave fewer than two blocks for each of bigGPU's multiprocessors: the
+// points of a small launch spread over twice the threads, each with half
+// the serial arithmetic (silu_kb, 16 x 16384 f32, 3.12 us at two vectors
+// of 4 a thread, 2.33 at one with 512 threads, 2.43 with 512 threads and
+// vectors of 2; gelu_kb, mish_kb and the other activations of the same
+// size 1.16-1.28x so; leaky_relu_kb, little arithmetic, the same:
+// testsuite/results/2026-11-28-h200-s30-first/). As "generic", 4 points
+// a block apart a step, VEC consecutive points each where windowVec finds
 // points that share work.
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
@@ -117,7 +124,11 @@ func (t pointwise) Default(l *Launch) Config {
 	for vec > 1 && !wholeGroups(l, vec) {
 		vec /= 2
 	}
-	return withReuse(l, Config{"THREADS": 256, "UNROLL": 2, "VEC": vec})
+	unroll := int64(2)
+	if p, ok := Points(l.Stmt).(*ir.Const); ok && (p.I+256*unroll*vec-1)/(256*unroll*vec) < 2*bigGPU {
+		unroll = 1
+	}
+	return withReuse(l, Config{"THREADS": 256, "UNROLL": unroll, "VEC": vec})
 }
 
 // wholeGroups tells whether groups of vec consecutive points of an

@@ -65,9 +65,17 @@ const (
 
 // Key identifies what a record measured, At and the outcome aside: two
 // records with the same key measured the same thing. Configurations are
-// compared in their canonical form (CanonicalConfig).
+// compared in their canonical form (CanonicalConfig). An evaluation is of
+// the whole plan, whichever launch's search asked for it; a winner is of
+// one launch's search, and the same configurations can win two (a later
+// launch keeping its default after an earlier one's winner), each among
+// its own finalists.
 func (r Record) Key() string {
-	return strings.Join([]string{r.Kind, r.Hash, r.Shape, r.Device.Name, r.Device.CC, fmt.Sprint(r.Device.Driver), r.Target, r.Toolchain,
+	kind := r.Kind
+	if r.Kind == KindWinner {
+		kind = fmt.Sprintf("%s@%d", r.Kind, r.Launch)
+	}
+	return strings.Join([]string{kind, r.Hash, r.Shape, r.Device.Name, r.Device.CC, fmt.Sprint(r.Device.Driver), r.Target, r.Toolchain,
 		strings.Join(r.Templates, "+"), canonicalConfigs(r.Configs)}, "|")
 }
 

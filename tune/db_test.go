@@ -238,3 +238,31 @@ func TestLookup(t *testing.T) {
 		t.Errorf("BLOCKS_PER_SM=2 keyed as BLOCKS_PER_SM=1")
 	}
 }
+
+// TestLatestWinnerPerLaunch: the same configurations winning two launches'
+// searches are two winners, each with its own finalists (a resumed run
+// compares a launch's finalists with its own winner's), while an
+// evaluation of the same plan is one whichever launch's search asked.
+func TestLatestWinnerPerLaunch(t *testing.T) {
+	plan := []string{"BM=64", "THREADS=256"}
+	ev := func(launch int) Record {
+		r := evalRecord("h", "N=1", nil, "gpu", "", 5)
+		r.Configs, r.Launch = plan, launch
+		return r
+	}
+	win := func(launch int, fin ...string) Record {
+		r := ev(launch)
+		r.Kind, r.Finalists = KindWinner, fin
+		return r
+	}
+	m := Latest([]Record{ev(0), win(0, "BM=64", "BM=128"), ev(1), win(1, "THREADS=256", "THREADS=512")})
+	if len(m) != 3 {
+		t.Fatalf("Latest kept %d records, want 3 (one evaluation, two winners): %v", len(m), m)
+	}
+	for launch, want := range [][]string{{"BM=64", "BM=128"}, {"THREADS=256", "THREADS=512"}} {
+		w, ok := m[win(launch).Key()]
+		if !ok || !slices.Equal(w.Finalists, want) {
+			t.Errorf("launch %d's winner: %v (found %v), want finalists %v", launch, w.Finalists, ok, want)
+		}
+	}
+}

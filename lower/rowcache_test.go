@@ -94,11 +94,11 @@ instance f32_vocab = softmax<R = 128, D = 50257>
 		// Short rows: groups of 8 threads for 49 elements (32 rows a
 		// block of 256; 49 is no whole number of 4-element chunks), of
 		// 16 for 100 (chunks of 4 f32), of 32 for 256 bf16 (chunks of 8:
-		// one a thread); but 4096 rows of 100 fill fewer than 2 blocks
-		// of 16 a multiprocessor (4224 rows): a block a row.
+		// one a thread); 4096 rows of 100 fill fewer than 2 blocks of 16
+		// a multiprocessor (4224 rows): blocks of 128, 8 rows each.
 		"f32_49":      "BLOCKS_PER_SM=1, BLOCK_ROWS=32, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=1",
 		"f32_100":     "BLOCKS_PER_SM=1, BLOCK_ROWS=16, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=4",
-		"f32_100_few": "BLOCKS_PER_SM=1, BLOCK_ROWS=1, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=1",
+		"f32_100_few": "BLOCKS_PER_SM=1, BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=128, VEC=4",
 		"bf16_256":    "BLOCKS_PER_SM=1, BLOCK_ROWS=8, CLUSTER=1, PREFETCH=0, STAGE=0, THREADS=256, VEC=8",
 		// Rows too long for a prefetching block's registers (32000 f32:
 		// 32 a thread of 1024, twice that prefetching) take clusters of
@@ -271,7 +271,7 @@ func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
 // TestTileRowDefault: Triton's row-reduce takes short rows several to a
 // program (blocks of at least 32, 4096 elements a program, a warp per 512;
 // rows of f32 not in whole 16-byte chunks 1024 elements and one warp)
-// where the rows fill two programs a multiprocessor, else a program a row;
+// where the rows fill two programs a multiprocessor, else 8 rows a program;
 // rows streamed through blocks of 4096, no more than a program a
 // multiprocessor, take 16 warps.
 func TestTileRowDefault(t *testing.T) {
@@ -312,8 +312,8 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 	}
 	want := map[string]string{
 		"pool":    "BLOCK=64, BLOCK_ROWS=16, num_stages=1, num_warps=1",  // rows of 196 bytes: 16 x 64 = 1024 a warp
-		"tiny":    "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 64 rows of 32 would make 16 programs
-		"few":     "BLOCK=128, BLOCK_ROWS=1, num_stages=1, num_warps=1",  // 32 rows of 128: 128 programs, fewer than 264
+		"tiny":    "BLOCK=32, BLOCK_ROWS=8, num_stages=1, num_warps=1",   // 64 rows of 32 would make 16 programs: 8 rows
+		"few":     "BLOCK=128, BLOCK_ROWS=8, num_stages=1, num_warps=2",  // 32 rows of 128: 128 programs, fewer than 264: 8 rows
 		"aligned": "BLOCK=128, BLOCK_ROWS=32, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
 		"long":    "BLOCK=1024, BLOCK_ROWS=1, num_stages=1, num_warps=2", // longer than 256
 		"empty":   "BLOCK=32, BLOCK_ROWS=32, num_stages=1, num_warps=1",  // sums of nothing, one output a row

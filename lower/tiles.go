@@ -209,7 +209,8 @@ const MaxRowBlock = 16384
 // such programs a multiprocessor: blocks of at least 32 elements, 4096
 // elements a program, or for rows of 4-byte elements (as measured; not
 // bf16 rows, slower so) that are not whole 16-byte chunks, one warp and
-// 1024 elements a program. Measured
+// 1024 elements a program; where there are fewer rows, 8 a program.
+// Measured
 // on the H100 (testsuite/results/2026-11-26-h100-s10-rows/): ResNet's
 // global average pool (64 x 2048 rows of 49 f32) took 83.1 us with a
 // program a row and 21.8 us with 64 rows of 64 and 8 warps; 32 rows with
@@ -237,6 +238,14 @@ func (tileRowReduce) Default(l *Launch) Config {
 		if rows := min(64, 4096/block); manyRows(l, rows) {
 			return Config{"BLOCK": block, "num_warps": min(16, max(1, rows*block/512)), "BLOCK_ROWS": rows}
 		}
+		// Fewer rows than that: 8 rows a program all the same (a
+		// program a row is a launch of mostly masked lanes). On the H200
+		// (testsuite/results/2026-11-28-h200-s30-third/, kgen tune on
+		// triton:sm_90), cross entropy over 4096 rows of 10 f32 took
+		// 8.03 us with a program a row and 6.43 with 8 rows a program of
+		// one warp; l2 normalization of 2 rows of 3, 1.54 and 1.16.
+		rows := min(8, max(1, 4096/block))
+		return Config{"BLOCK": block, "num_warps": min(16, max(1, rows*block/512)), "BLOCK_ROWS": rows}
 	}
 	block := int64(4096)
 	if n > 0 && n <= MaxRowBlock {

@@ -108,7 +108,14 @@ func (t tilePointwise) Check(l *Launch) error {
 // twenty-third session's tuning database
 // (testsuite/results/2026-11-27-h100-s23-tune-triton/), misc_math_f64_1m
 // (pow, sin and cos of 1 M f64) took 30.08 us at 8 points a thread a step
-// (200 registers a thread), 20.96 at 2.
+// (200 registers a thread), 20.96 at 2. Outputs too small for two programs
+// of 1024 a multiprocessor take 512 points a program, 4 a thread, as
+// CUDA's elementwise default takes one vector a step there: on the H200
+// (testsuite/results/2026-11-28-h200-s30-third/, kgen tune on
+// triton:sm_90), the activations of 16 x 16384 f32 took 2.31-2.55 us
+// with 1024 and 1.87-2.14 with 512 where they call exp or tanh (elu,
+// mish, gelu's tanh form, tanh_sigmoid_relu), the others the same
+// within the noise.
 func (t tilePointwise) Default(l *Launch) Config {
 	block := int64(1024)
 	serial := len(ir.TopReductions(l.Stmt.Value)) > 0
@@ -125,6 +132,8 @@ func (t tilePointwise) Default(l *Launch) Config {
 	c := Config{"BLOCK": block, "num_warps": warps}
 	if !serial && block == 1024 && callsF64Library(l) {
 		c["UNROLL"] = 4
+	} else if n, ok := Simplify(Points(l.Stmt)).(*ir.Const); ok && !serial && block == 1024 && n.I < 2*bigGPU*block {
+		c["BLOCK"] = 512
 	}
 	if t.name == "elementwise" {
 		return withReuse(l, c)

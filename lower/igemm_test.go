@@ -97,8 +97,9 @@ func plans(t *testing.T) map[string]*lower.Plan {
 // TestIGemmChoice: statements that are implicit matrix products (affine
 // loads, one sum of a product, rows and columns on both sides) take an
 // igemm template; matrix products keep the matmul templates; the rest
-// (depthwise, non-affine or indirect indices, guarded sums, max) stay
-// generic.
+// (non-affine or indirect indices, guarded sums, max) stay generic, and
+// a depthwise convolution (one input channel a filter) takes the window
+// template.
 func TestIGemmChoice(t *testing.T) {
 	ps := plans(t)
 	want := map[string]string{
@@ -110,7 +111,7 @@ func TestIGemmChoice(t *testing.T) {
 		"matmul":           "matmul-simt",
 		"matmul_bf16":      "matmul-mma",
 		"bmm":              "matmul-simt",
-		"depthwise":        "generic",
+		"depthwise":        "window",
 		"conv_transpose1d": "generic",
 		"upsampled":        "generic",
 		"indirect":         "generic",

@@ -53,6 +53,7 @@ var templates = []Template{
 	colReduce{},
 	colGroup{},
 	transposeTemplate{},
+	windowTemplate{},
 	pointwise{name: "elementwise", accepts: func(s *ir.Stmt) bool { return ir.Classify(s) == ir.Elementwise }, vector: true},
 	generic,
 }

@@ -222,6 +222,7 @@ var templateEmitters = map[string]func(*emitter, *lower.Launch){
 	"col-reduce":   (*emitter).colReduce,
 	"col-group":    (*emitter).colGroup,
 	"transpose":    (*emitter).transpose,
+	"window":       (*emitter).window,
 	"matmul-mma":   (*emitter).matmul,
 	"matmul-wgmma": (*emitter).matmul,
 	"matmul-mfma":  (*emitter).matmul,

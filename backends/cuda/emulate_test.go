@@ -214,6 +214,24 @@ func TestEmulatedWindows(t *testing.T) {
 	}
 }
 
+// TestEmulatedWindowTiles emulates testdata/windows.kg's window launches
+// in tiles of 2 to 8 rows and 32 or 64 columns, of 64 and 128 threads:
+// several tiles a plane, partial at the bottom and right edges (dw_wide's
+// rows of 70, pool_s1's of 37), where a tile that stages the wrong rows,
+// misses a halo or reads its neighbour's shows as a wrong output.
+func TestEmulatedWindowTiles(t *testing.T) {
+	gxx := emulatorGxx(t)
+	for _, c := range []lower.Config{
+		{"window.TH": 2, "window.TW": 32, "window.THREADS": 64},
+		{"window.TH": 8, "window.TW": 64, "window.THREADS": 128},
+	} {
+		t.Run(fmt.Sprintf("TH=%d,TW=%d", c["window.TH"], c["window.TW"]), func(t *testing.T) {
+			t.Parallel()
+			emulateFileOn(t, gxx, "testdata/windows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: c})
+		})
+	}
+}
+
 // TestEmulatedGuardedLoads emulates testdata/guarded.kg, selects on
 // conditions of indices whose one branch reads an input, with VEC 2, 4
 // and 8: a group loads that input only where one of its points takes the

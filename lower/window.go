@@ -1,0 +1,222 @@
+package lower
+
+import (
+	"fmt"
+
+	"kgen.dev/kgen/ir"
+)
+
+// Window is a statement whose points each reduce over a two-dimensional
+// window of one input that slides along the output's last two indices: a
+// depthwise convolution, a stride-1 pooling. The input's subscripts are
+// the output's other indices, in order, then a row OH*SH + f(taps) and a
+// column OW*SW + g(taps), the taps being the indices of the reduction
+// around the load, of constant extents. Read point by point, each input
+// element is loaded once for every window that covers it (9 times for a
+// 3 x 3 window at stride 1), from the L1 at best; staged through a
+// shared-memory tile, it comes from memory once a tile.
+type Window struct {
+	Stmt   *ir.Stmt
+	Load   *ir.Load    // the staged load
+	OH, OW *ir.Index   // the output's last two indices
+	Batch  []*ir.Index // the output's other indices, in order
+	SH, SW int64       // the window's strides along the rows and columns
+	// H0 and W0 are the least row and column a tap of the point (0, 0)
+	// reads (minus the padding); SpanH and SpanW the rows and columns the
+	// taps of one point span.
+	H0, W0       int64
+	SpanH, SpanW int64
+	Taps         int64
+}
+
+// MinWindowReuse is the least number of windows that cover an input
+// element (taps over the strides' product) for which the window template
+// stages the input: below it, the loads of a point-by-point launch share
+// little (a 3 x 3 window at stride 2 covers an element 2.25 times, and
+// maxpool_3x3_s2_p1 reached 96% of a same-size copy's time point by point,
+// testsuite/results/2026-11-28-h200-s27-memory-compile/).
+const MinWindowReuse = 4
+
+// maxWindowTaps bounds the taps whose offsets MatchWindow enumerates.
+const maxWindowTaps = 1024
+
+// MatchWindow recognizes s as a window statement, or returns nil.
+func MatchWindow(s *ir.Stmt) *Window {
+	n := len(s.Index)
+	if n < 2 || len(ir.TopReductions(s.Value)) == 0 {
+		return nil
+	}
+	for _, ix := range s.Index {
+		if !zeroLo(ix) {
+			return nil
+		}
+	}
+	oh, ow := s.Index[n-2], s.Index[n-1]
+	var w *Window
+	for _, r := range ir.TopReductions(s.Value) {
+		taps, ok := constExtent(r.Axes)
+		if !ok || taps < 2 || taps > maxWindowTaps {
+			continue
+		}
+		ir.Walk(r.Body, func(e ir.Expr) bool {
+			l, ok := e.(*ir.Load)
+			if !ok || w != nil {
+				return w == nil
+			}
+			if l.Tensor.Kind != ir.Input || len(l.Index) != n {
+				return true
+			}
+			for d := 0; d < n-2; d++ {
+				ref, ok := l.Index[d].(*ir.IndexRef)
+				if !ok || ref.Index != s.Index[d] {
+					return true
+				}
+			}
+			sh, h0, spanH, okH := slide(l.Index[n-2], oh, r.Axes)
+			sw, w0, spanW, okW := slide(l.Index[n-1], ow, r.Axes)
+			if !okH || !okW || taps < MinWindowReuse*sh*sw {
+				return true
+			}
+			w = &Window{Stmt: s, Load: l, OH: oh, OW: ow, Batch: s.Index[:n-2], SH: sh, SW: sw, H0: h0, W0: w0, SpanH: spanH, SpanW: spanW, Taps: taps}
+			return false
+		})
+		if w != nil {
+			return w
+		}
+	}
+	return nil
+}
+
+// slide analyzes the subscript e of a window's load along output index o
+// and taps: e must be stride*o + f(taps), with stride a positive constant
+// and f depending on the taps alone. It returns the stride, the least f
+// and the span of f (its largest less its least, plus one), found by
+// evaluating e at every tap and at o = 0, 1 and 2.
+func slide(e ir.Expr, o *ir.Index, taps []*ir.Index) (stride, lo, span int64, ok bool) {
+	at := make([]int64, len(taps))
+	for d, t := range taps {
+		at[d] = constLo(t)
+	}
+	first := true
+	var hi int64
+	for {
+		var v [3]int64
+		for k := range v {
+			subst := map[*ir.Index]ir.Expr{o: ir.IntConst(int64(k))}
+			for d, t := range taps {
+				subst[t] = ir.IntConst(at[d])
+			}
+			c, isConst := Simplify(ir.Substitute(e, subst)).(*ir.Const)
+			if !isConst {
+				return 0, 0, 0, false
+			}
+			v[k] = c.I
+		}
+		st := v[1] - v[0]
+		if st <= 0 || v[2]-v[1] != st || (!first && st != stride) {
+			return 0, 0, 0, false
+		}
+		if first {
+			stride, lo, hi, first = st, v[0], v[0], false
+		}
+		lo, hi = min(lo, v[0]), max(hi, v[0])
+		// The next tap, the last index fastest.
+		d := len(taps) - 1
+		for ; d >= 0; d-- {
+			at[d]++
+			if at[d] < constHi(taps[d]) {
+				break
+			}
+			at[d] = constLo(taps[d])
+		}
+		if d < 0 {
+			return stride, lo, hi - lo + 1, true
+		}
+	}
+}
+
+// constLo and constHi are an index's bounds, known constant (constExtent
+// checked the extent; the bounds of a specialized window are constants).
+func constLo(ix *ir.Index) int64 {
+	c, _ := Simplify(ix.Lo).(*ir.Const)
+	if c == nil {
+		return 0
+	}
+	return c.I
+}
+
+func constHi(ix *ir.Index) int64 {
+	c, _ := Simplify(ix.Hi).(*ir.Const)
+	if c == nil {
+		return constLo(ix)
+	}
+	return c.I
+}
+
+// WindowStaged is the tile of the input that a TH x TW tile of outputs
+// reads: its rows and columns.
+func WindowStaged(w *Window, th, tw int64) (rows, cols int64) {
+	return (th-1)*w.SH + w.SpanH, (tw-1)*w.SW + w.SpanW
+}
+
+// windowTemplate computes a window statement in TH x TW tiles of (OH, OW),
+// a block of THREADS threads a tile (grid-stride over the tiles and the
+// batch): the block stages the input's window of the tile in shared
+// memory, along its rows, with the load's default where it falls outside
+// the input, then computes the tile's points, consecutive threads along
+// OW, reading the staged load from the tile and every other load
+// directly.
+type windowTemplate struct{}
+
+func (windowTemplate) Name() string            { return "window" }
+func (windowTemplate) Accepts(s *ir.Stmt) bool { return MatchWindow(s) != nil }
+func (windowTemplate) Space() map[string][]int64 {
+	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}}
+}
+
+// maxWindowSmem is the most static shared memory a window tile takes.
+const maxWindowSmem = 48 << 10
+
+// Check refuses tiles whose staged input exceeds maxWindowSmem.
+func (windowTemplate) Check(l *Launch) error {
+	w := MatchWindow(l.Stmt)
+	r, c := WindowStaged(w, l.Config["TH"], l.Config["TW"])
+	if b := r * c * int64(w.Load.Tensor.DType.Size()); b > maxWindowSmem {
+		return fmt.Errorf("TH=%d, TW=%d stage %d x %d elements, %d bytes of shared memory (at most %d)", l.Config["TH"], l.Config["TW"], r, c, b, maxWindowSmem)
+	}
+	return nil
+}
+
+// Default: tiles as wide as the output's rows (32, 64 or 128 points) and
+// about 1024 points, 4 a thread of 256, lowered while the staged input
+// exceeds maxWindowSmem.
+func (t windowTemplate) Default(l *Launch) Config {
+	w := MatchWindow(l.Stmt)
+	tw := int64(128)
+	if c, ok := Simplify(Extent([]*ir.Index{w.OW})).(*ir.Const); ok {
+		for tw > 32 && tw/2 >= c.I {
+			tw /= 2
+		}
+	}
+	th := min(32, max(2, 1024/tw))
+	c := Config{"TH": th, "TW": tw, "THREADS": 256}
+	for c["TH"] > 2 && t.Check(&Launch{Stmt: l.Stmt, Config: c}) != nil {
+		c["TH"] /= 2
+	}
+	for c["TW"] > 32 && t.Check(&Launch{Stmt: l.Stmt, Config: c}) != nil {
+		c["TW"] /= 2
+	}
+	return c
+}
+
+// WindowTiles is the number of tiles of a window launch: the batch points
+// times the (OH, OW) tiles.
+func WindowTiles(l *Launch) ir.Expr {
+	w := MatchWindow(l.Stmt)
+	th, tw := l.Config["TH"], l.Config["TW"]
+	return Simplify(mul(Extent(w.Batch), mul(cdiv(Extent([]*ir.Index{w.OH}), th), cdiv(Extent([]*ir.Index{w.OW}), tw))))
+}
+
+func (windowTemplate) Grid(l *Launch) Grid {
+	return Grid{Blocks: capBlocks(WindowTiles(l)), Threads: l.Config["THREADS"]}
+}

@@ -1,0 +1,89 @@
+package lower_test
+
+import (
+	"testing"
+
+	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/lower"
+)
+
+// TestMatchWindow: a window's strides, first offsets and spans, by hand
+// from each statement's subscripts; windows that cover an element fewer
+// than MinWindowReuse times, and subscripts that are no sliding window,
+// are not windows.
+func TestMatchWindow(t *testing.T) {
+	prog, diags := frontend.CheckSource("window.kg", `
+kernel dw<N, C, H, W, KH, KW; stride: i32 = 1, pad: i32 = 0, dil: i32 = 1>(X: f32[N, C, H, W], Wt: f32[C, KH, KW]) -> (Y: f32[N, C, OH, OW])
+    where OH = (H + 2 * pad - dil * (KH - 1) - 1) / stride + 1, OW = (W + 2 * pad - dil * (KW - 1) - 1) / stride + 1 {
+  Y[n, c, oh, ow] = sum[kh, kw]((X[n, c, oh * stride + kh * dil - pad, ow * stride + kw * dil - pad] ?? 0) * Wt[c, kh, kw])
+}
+kernel flipped<H, W>(X: f32[H, W]) -> (Y: f32[H, W]) {
+  Y[h, w] = sum[i in 0..3, j in 0..5]((X[h - i, w + 4 - j] ?? 0))
+}
+kernel rows<R, D>(X: f32[R, D]) -> (Y: f32[R, OD]) where OD = D - 7 {
+  Y[r, d] = sum[k in 0..8](X[r, d + k]) / 8
+}
+kernel squared<H, W>(X: f32[H, W]) -> (Y: f32[H, W]) {
+  Y[h, w] = sum[i in 0..3, j in 0..3]((X[h * h + i, w + j] ?? 0))
+}
+kernel swapped<H, W>(X: f32[H, W]) -> (Y: f32[H, W]) {
+  Y[h, w] = sum[i in 0..3, j in 0..3]((X[w + j, h + i] ?? 0))
+}
+instance dw3 = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, pad = 1>
+instance dw5_s2 = dw<N = 2, C = 4, H = 16, W = 16, KH = 5, KW = 5, stride = 2, pad = 2>
+instance dw3_s2 = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, stride = 2, pad = 1>
+instance dw3_dil = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, pad = 2, dil = 2>
+instance flipped_small = flipped<H = 9, W = 9>
+instance rows_small = rows<R = 4, D = 40>
+instance squared_small = squared<H = 4, W = 4>
+instance swapped_small = swapped<H = 8, W = 8>
+`)
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Diags[0].Msg)
+	}
+	type want struct{ sh, sw, h0, w0, spanH, spanW, taps int64 }
+	wants := map[string]*want{
+		"dw3":           {1, 1, -1, -1, 3, 3, 9},
+		"dw5_s2":        {2, 2, -2, -2, 5, 5, 25},
+		"dw3_s2":        nil, // 9 taps at strides 2 x 2: an element under 2.25 windows
+		"dw3_dil":       {1, 1, -2, -2, 5, 5, 9},
+		"flipped_small": {1, 1, -2, 0, 3, 5, 15},
+		"rows_small":    {1, 1, 0, 0, 1, 8, 8},
+		"squared_small": nil, // h * h: no stride
+		"swapped_small": nil, // the rows slide along w
+	}
+	for _, in := range prog.Instances {
+		want, ok := wants[in.Name]
+		if !ok {
+			continue
+		}
+		delete(wants, in.Name)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := lower.MatchWindow(p.Launches[0].Stmt)
+		switch {
+		case want == nil && w != nil:
+			t.Errorf("%s: a window (%+v), want none", in.Name, *w)
+		case want != nil && w == nil:
+			t.Errorf("%s: no window, want %+v", in.Name, *want)
+		case want != nil:
+			got := fields(w.SH, w.SW, w.H0, w.W0, w.SpanH, w.SpanW, w.Taps)
+			if got != [7]int64{want.sh, want.sw, want.h0, want.w0, want.spanH, want.spanW, want.taps} {
+				t.Errorf("%s: strides, offsets, spans and taps %v, want %+v", in.Name, got, *want)
+			}
+			if name := p.Launches[0].Template.Name(); name != "window" {
+				t.Errorf("%s: template %s, want window", in.Name, name)
+			}
+		}
+	}
+	for name := range wants {
+		t.Errorf("instance %s not found", name)
+	}
+}
+
+func fields(v ...int64) (a [7]int64) {
+	copy(a[:], v)
+	return a
+}

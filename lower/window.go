@@ -18,6 +18,7 @@ import (
 type Window struct {
 	Stmt   *ir.Stmt
 	Load   *ir.Load    // the staged load
+	Reduce *ir.Reduce  // the reduction over the taps that reads it
 	OH, OW *ir.Index   // the output's last two indices
 	Batch  []*ir.Index // the output's other indices, in order
 	SH, SW int64       // the window's strides along the rows and columns
@@ -77,7 +78,7 @@ func MatchWindow(s *ir.Stmt) *Window {
 			if !okH || !okW || taps < MinWindowReuse*sh*sw {
 				return true
 			}
-			w = &Window{Stmt: s, Load: l, OH: oh, OW: ow, Batch: s.Index[:n-2], SH: sh, SW: sw, H0: h0, W0: w0, SpanH: spanH, SpanW: spanW, Taps: taps}
+			w = &Window{Stmt: s, Load: l, Reduce: r, OH: oh, OW: ow, Batch: s.Index[:n-2], SH: sh, SW: sw, H0: h0, W0: w0, SpanH: spanH, SpanW: spanW, Taps: taps}
 			return false
 		})
 		if w != nil {

@@ -53,8 +53,8 @@ func TestEmulatedHIP(t *testing.T) {
 	all := os.Getenv("KGEN_EMULATE_ALL") == "1"
 	picks := map[int64][]string{
 		// row-reduce, col-reduce, matmul-mfma and matmul-simt, igemm-simt,
-		// transpose, elementwise (bf16), generic
-		64: {"softmax.kg", "reductions.kg", "matmul_lowp.kg", "conv2d.kg", "transpose.kg", "elementwise.kg", "layernorm.kg", "attention.kg"},
+		// transpose, window, elementwise (bf16), generic
+		64: {"softmax.kg", "reductions.kg", "matmul_lowp.kg", "conv2d.kg", "transpose.kg", "depthwise_conv.kg", "elementwise.kg", "layernorm.kg", "attention.kg"},
 		32: {"softmax.kg", "reductions.kg"}, // row-reduce and col-reduce launches
 	}
 	d := hipDialect(t)

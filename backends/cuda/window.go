@@ -9,13 +9,13 @@ import (
 
 // window renders a window launch: per TH x TW tile of (OH, OW), the block
 // copies the input rows and columns the tile's windows read into shared
-// memory, consecutive threads along the input's rows, each thread's
-// loads a few at a time in flight, the load's default
-// (0 where it has none: no point reads it) outside the input; then
-// consecutive threads along OW compute the tile's points, the staged load
-// read from the tile at its subscripts less the tile's first row and
-// column. Tiles run ow fastest, then oh, then the batch, so that
-// neighbouring blocks share the rows of their edges in the L2.
+// memory, consecutive threads along the input's rows, several loads a
+// thread in flight, the load's default outside the input (0 where it has
+// none: no point reads there); then consecutive threads along OW compute
+// the tile's points, the staged load read from the tile at its subscripts
+// less the tile's first row and column. Tiles run ow fastest, then oh,
+// then the batch, so that neighbouring blocks share the rows of their
+// edges in the L2.
 func (e *emitter) window(l *lower.Launch) {
 	w := lower.MatchWindow(l.Stmt)
 	th, tw := l.Config["TH"], l.Config["TW"]

@@ -141,7 +141,7 @@ func TestEmulatedRows(t *testing.T) {
 				if p.Env == nil {
 					continue
 				}
-				if _, err := lower.Override(p, lower.Config{"row-reduce.VEC": vec}, sm90.Limits()); err != nil {
+				if _, err := lower.Override(p, lower.Config{"row-reduce.VEC": vec, "row-reduce.BLOCK_ROWS": 1}, sm90.Limits()); err != nil {
 					t.Fatal(err)
 				}
 				l, want := p.Launches[0], vec
@@ -158,7 +158,7 @@ func TestEmulatedRows(t *testing.T) {
 					t.Errorf("%s: the reduced input beside the cached row is not read in chunks", p.Name)
 				}
 			}
-			emulateFileOn(t, gxx, "testdata/rows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.VEC": vec}})
+			emulateFileOn(t, gxx, "testdata/rows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.VEC": vec, "row-reduce.BLOCK_ROWS": 1}})
 		})
 	}
 }
@@ -256,7 +256,7 @@ func TestEmulatedSharedRowValues(t *testing.T) {
 	for _, c := range []struct{ threads, vec int64 }{{64, 1}, {64, 2}, {64, 4}} {
 		t.Run(fmt.Sprintf("THREADS=%d,VEC=%d", c.threads, c.vec), func(t *testing.T) {
 			t.Parallel()
-			emulateFileOn(t, gxx, "testdata/shared.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": c.threads, "row-reduce.VEC": c.vec}})
+			emulateFileOn(t, gxx, "testdata/shared.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"row-reduce.THREADS": c.threads, "row-reduce.BLOCK_ROWS": 1, "row-reduce.VEC": c.vec}})
 		})
 	}
 }

@@ -45,11 +45,11 @@ func TestEmulatedPrologue(t *testing.T) {
 		tg   emuTarget
 	}{
 		{"default", cuda(nil)},
-		{"registers", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.VEC": 1})},
-		{"chunks", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.VEC": 4})},
-		{"staged", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.STAGE": 1, "row-reduce.VEC": 1})},
+		{"registers", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.BLOCK_ROWS": 1, "row-reduce.VEC": 1})},
+		{"chunks", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.BLOCK_ROWS": 1, "row-reduce.VEC": 4})},
+		{"staged", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.BLOCK_ROWS": 1, "row-reduce.STAGE": 1, "row-reduce.VEC": 1})},
 		{"groups", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.BLOCK_ROWS": 8, "row-reduce.VEC": 1})},
-		{"prefetch", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.PREFETCH": 1, "row-reduce.VEC": 1})},
+		{"prefetch", cuda(lower.Config{"row-reduce.THREADS": 64, "row-reduce.BLOCK_ROWS": 1, "row-reduce.PREFETCH": 1, "row-reduce.VEC": 1})},
 		{"wavefront 64, groups", emuTarget{d: hipDialect(t), lim: gfx90a.Limits(), shims: []string{"testdata/host/shim.h", "testdata/host/hip.h"},
 			config: lower.Config{"row-reduce.THREADS": 256, "row-reduce.BLOCK_ROWS": 16, "row-reduce.VEC": 1}}},
 	} {

@@ -109,7 +109,7 @@ kernel center_96(X: f32[4, 96]) -> (Y: f32[4, 96]) {
   Y[r, d] = X[r, d] - s[r] / 96
 }
 `)
-	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32", spec)...)
+	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", spec)...)
 	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)

@@ -648,8 +648,9 @@ def interpret_gaps():
     the raw bits, widens its operands first; conversions to and from bf16
     other than f32's, which it computes on the raw bits too (f64 1.5
     became a NaN), go through f32; f32 to bf16, which it truncates, rounds
-    to nearest even, as a GPU does; and bf16 constants, which it lacks
-    (no get_bf16), are made."""
+    to nearest even, as a GPU does; bf16 constants, which it lacks (no
+    get_bf16), are made; and comparisons hold bools, not their operands'
+    type."""
     import numpy as np
     import triton.language as tl
     import triton.language.extra.libdevice as libdevice
@@ -708,6 +709,20 @@ def interpret_gaps():
     # tl.full of a bf16 value (kgen's bf16 constants): the interpreter's
     # builder has constants of every other float type.
     type(builder).get_bf16 = lambda self, value: TensorHandle(bf16_bits(np.array([value], dtype=np.float32)), tl.bfloat16)
+
+    # Its comparisons keep their operands' type: a comparison of f32
+    # values holds 0.0 and 1.0 as f32, which a splat to a block keeps, and
+    # `(c != 1) | (1.5 < s)` of a block and a scalar s failed ("ufunc
+    # 'bitwise_or' not supported"; found by the differential tester,
+    # testsuite/corpus/interpret-triton_sm_90-s300124.kg). They hold bools.
+    binary = type(builder).binary_op
+    compares = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal)
+
+    def binary_op(self, lhs, rhs, op):
+        if op in compares:
+            return TensorHandle(op(lhs.data, rhs.data), tl.int1)
+        return binary(self, lhs, rhs, op)
+    type(builder).binary_op = binary_op
 
 
 class InterpretRunner(Runner):

@@ -169,8 +169,18 @@ func WindowStaged(w *Window, th, tw int64) (rows, cols int64) {
 // directly.
 type windowTemplate struct{}
 
-func (windowTemplate) Name() string            { return "window" }
-func (windowTemplate) Accepts(s *ir.Stmt) bool { return MatchWindow(s) != nil }
+func (windowTemplate) Name() string { return "window" }
+
+// Accepts takes a window statement whose smallest tile's input fits
+// maxWindowSmem.
+func (windowTemplate) Accepts(s *ir.Stmt) bool {
+	w := MatchWindow(s)
+	if w == nil {
+		return false
+	}
+	r, c := WindowStaged(w, 2, 32)
+	return r*c*int64(w.Load.Tensor.DType.Size()) <= maxWindowSmem
+}
 func (windowTemplate) Space() map[string][]int64 {
 	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}}
 }

@@ -102,13 +102,13 @@ func (t pointwise) Space() map[string][]int64 {
 // with vectors, two of them per thread and step, or one where two would
 // leave fewer than two blocks for each of bigGPU's multiprocessors: the
 // points of a small launch spread over twice the threads, each with half
-// the serial arithmetic (silu_kb, 16 x 16384 f32, 3.12 us at two vectors
-// of 4 a thread, 2.33 at one with 512 threads, 2.43 with 512 threads and
-// vectors of 2; gelu_kb, mish_kb and the other activations of the same
-// size 1.16-1.28x so; leaky_relu_kb, little arithmetic, the same:
-// testsuite/results/2026-11-28-h200-s30-first/). As "generic", 4 points
-// a block apart a step, VEC consecutive points each where windowVec finds
-// points that share work.
+// the serial arithmetic. Before and after on the H200
+// (testsuite/results/2026-11-28-h200-s30-second/small-default/): silu_kb
+// (16 x 16384 f32) 3.07 -> 2.43 us on cuda:sm_90, gelu_kb 2.89 -> 2.30,
+// the other activations of that size 0.78-0.85x, and the same on
+// hip:nvidia; leaky_relu_kb (little arithmetic) and the launches under 2
+// us the same. As "generic", 4 points a block apart a step, VEC
+// consecutive points each where windowVec finds points that share work.
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		c := Config{"THREADS": 256, "UNROLL": 4}

@@ -251,8 +251,10 @@ func (tileRowReduce) Default(l *Launch) Config {
 		// program a row is a launch of mostly masked lanes). On the H200
 		// (testsuite/results/2026-11-28-h200-s30-third/, kgen tune on
 		// triton:sm_90), cross entropy over 4096 rows of 10 f32 took
-		// 8.03 us with a program a row and 6.43 with 8 rows a program of
-		// one warp; l2 normalization of 2 rows of 3, 1.54 and 1.16.
+		// 8.03 us with a program a row in blocks of 128 and 6.43 with 8
+		// such rows a program of one warp; l2 normalization of 2 rows of
+		// 3, 1.54 and 1.16 (8 rows of 32 and 16 warps). This default's
+		// blocks of 32 for those rows are not yet timed.
 		rows := min(8, max(1, 4096/block))
 		return Config{"BLOCK": block, "num_warps": min(16, max(1, rows*block/512)), "BLOCK_ROWS": rows}
 	}

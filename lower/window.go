@@ -24,7 +24,7 @@ type Window struct {
 	SH, SW int64       // the window's strides along the rows and columns
 	// H0 and W0 are the least row and column a tap of the point (0, 0)
 	// reads (minus the padding); SpanH and SpanW the rows and columns the
-	// taps of one point span.
+	// taps of one point span; Taps the window's points.
 	H0, W0       int64
 	SpanH, SpanW int64
 	Taps         int64
@@ -34,7 +34,7 @@ type Window struct {
 // element (taps over the strides' product) for which the window template
 // stages the input: below it, the loads of a point-by-point launch share
 // little (a 3 x 3 window at stride 2 covers an element 2.25 times, and
-// maxpool_3x3_s2_p1 reached 96% of a same-size copy's time point by point,
+// maxpool_3x3_s2_p1 reached 96% of a same-size copy's speed point by point,
 // testsuite/results/2026-11-28-h200-s27-memory-compile/).
 const MinWindowReuse = 4
 

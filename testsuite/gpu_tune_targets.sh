@@ -14,6 +14,11 @@
 #   DBDIR=testsuite/results/.../dbs (files named TARGET.jsonl, ':' as '_')
 #   GPUS="1 2 3": deal out only these GPUs (default every GPU), leaving the
 #   others to another job of the same call.
+#   LISTS=FILE: each target tunes the instances of its line "TARGET: a,b,c"
+#   in FILE (a run's untuned.txt) instead of KERNELS; a target without a
+#   line tunes none. COMPARE=a,b,c: the instances timed tuned against
+#   default (default: those the target tuned), e.g. all of a list of which
+#   an earlier call tuned part.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 OUT=${OUT:-/tmp/out}
@@ -41,11 +46,18 @@ run_target() {
 	mkdir -p "$dir/tune"
 	local db=""
 	[ -n "${DBDIR:-}" ] && [ -f "$DBDIR/$(echo "$t" | tr ':' '_').jsonl" ] && db="$DBDIR/$(echo "$t" | tr ':' '_').jsonl"
-	CUDA_VISIBLE_DEVICES=$list OUT="$dir/tune" DB=$db DEADLINE=$((deadline - SECONDS)) TARGET=$t KERNELS=$kernels \
-		bash "$here/gpu_tune_examples.sh" > "$dir/tune/run.txt" 2>&1
+	local tk=$kernels
+	[ -n "${LISTS:-}" ] && tk=$(grep "^$t: " "$LISTS" | cut -d' ' -f2)
+	if [ -n "$tk" ]; then
+		CUDA_VISIBLE_DEVICES=$list OUT="$dir/tune" DB=$db DEADLINE=$((deadline - SECONDS)) TARGET=$t KERNELS=$tk \
+			bash "$here/gpu_tune_examples.sh" > "$dir/tune/run.txt" 2>&1
+	else
+		[ -n "$db" ] && cp "$db" "$dir/tune/tune.jsonl"
+		echo "kgen tune: nothing to tune" > "$dir/tune/run.txt"
+	fi
 	# The instances in as many parts as the target has GPUs, a part a GPU.
 	IFS=, read -r -a gl <<< "$list"
-	IFS=, read -r -a kl <<< "$kernels"
+	IFS=, read -r -a kl <<< "${COMPARE:-$tk}"
 	local n=${#gl[@]} i
 	for i in "${!gl[@]}"; do
 		local part="" j

@@ -122,8 +122,9 @@ func (t tilePointwise) Default(l *Launch) Config {
 	if serial {
 		block = 128
 	}
-	if n, ok := Simplify(Points(l.Stmt)).(*ir.Const); ok {
-		block = min(block, max(32, nextPow2(n.I)))
+	points, known := Simplify(Points(l.Stmt)).(*ir.Const)
+	if known {
+		block = min(block, max(32, nextPow2(points.I)))
 	}
 	warps := min(4, max(1, block/256))
 	if serial {
@@ -132,7 +133,7 @@ func (t tilePointwise) Default(l *Launch) Config {
 	c := Config{"BLOCK": block, "num_warps": warps}
 	if !serial && block == 1024 && callsF64Library(l) {
 		c["UNROLL"] = 4
-	} else if n, ok := Simplify(Points(l.Stmt)).(*ir.Const); ok && !serial && block == 1024 && n.I < 2*bigGPU*block {
+	} else if known && !serial && block == 1024 && points.I < 2*bigGPU*block {
 		c["BLOCK"] = 512
 	}
 	if t.name == "elementwise" {

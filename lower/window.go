@@ -175,11 +175,7 @@ func (windowTemplate) Name() string { return "window" }
 // maxWindowSmem.
 func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	w := MatchWindow(s)
-	if w == nil {
-		return false
-	}
-	r, c := WindowStaged(w, 2, 32)
-	return r*c*int64(w.Load.Tensor.DType.Size()) <= maxWindowSmem
+	return w != nil && stagedBytes(w, 2, 32) <= maxWindowSmem
 }
 func (windowTemplate) Space() map[string][]int64 {
 	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}}
@@ -188,12 +184,19 @@ func (windowTemplate) Space() map[string][]int64 {
 // maxWindowSmem is the most static shared memory a window tile takes.
 const maxWindowSmem = 48 << 10
 
+// stagedBytes is the shared memory the input of a TH x TW tile of w takes.
+func stagedBytes(w *Window, th, tw int64) int64 {
+	r, c := WindowStaged(w, th, tw)
+	return r * c * int64(w.Load.Tensor.DType.Size())
+}
+
 // Check refuses tiles whose staged input exceeds maxWindowSmem.
 func (windowTemplate) Check(l *Launch) error {
 	w := MatchWindow(l.Stmt)
-	r, c := WindowStaged(w, l.Config["TH"], l.Config["TW"])
-	if b := r * c * int64(w.Load.Tensor.DType.Size()); b > maxWindowSmem {
-		return fmt.Errorf("TH=%d, TW=%d stage %d x %d elements, %d bytes of shared memory (at most %d)", l.Config["TH"], l.Config["TW"], r, c, b, maxWindowSmem)
+	th, tw := l.Config["TH"], l.Config["TW"]
+	if b := stagedBytes(w, th, tw); b > maxWindowSmem {
+		r, c := WindowStaged(w, th, tw)
+		return fmt.Errorf("TH=%d, TW=%d stage %d x %d elements, %d bytes of shared memory (at most %d)", th, tw, r, c, b, maxWindowSmem)
 	}
 	return nil
 }
@@ -201,7 +204,7 @@ func (windowTemplate) Check(l *Launch) error {
 // Default: tiles as wide as the output's rows (32, 64 or 128 points) and
 // about 1024 points, 4 a thread of 256, lowered while the staged input
 // exceeds maxWindowSmem.
-func (t windowTemplate) Default(l *Launch) Config {
+func (windowTemplate) Default(l *Launch) Config {
 	w := MatchWindow(l.Stmt)
 	tw := int64(128)
 	if c, ok := Simplify(Extent([]*ir.Index{w.OW})).(*ir.Const); ok {
@@ -210,14 +213,13 @@ func (t windowTemplate) Default(l *Launch) Config {
 		}
 	}
 	th := min(32, max(2, 1024/tw))
-	c := Config{"TH": th, "TW": tw, "THREADS": 256}
-	for c["TH"] > 2 && t.Check(&Launch{Stmt: l.Stmt, Config: c}) != nil {
-		c["TH"] /= 2
+	for th > 2 && stagedBytes(w, th, tw) > maxWindowSmem {
+		th /= 2
 	}
-	for c["TW"] > 32 && t.Check(&Launch{Stmt: l.Stmt, Config: c}) != nil {
-		c["TW"] /= 2
+	for tw > 32 && stagedBytes(w, th, tw) > maxWindowSmem {
+		tw /= 2
 	}
-	return c
+	return Config{"TH": th, "TW": tw, "THREADS": 256}
 }
 
 // WindowTiles is the number of tiles of a window launch: the batch points

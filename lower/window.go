@@ -166,7 +166,12 @@ func WindowStaged(w *Window, th, tw int64) (rows, cols int64) {
 // memory, along its rows, with the load's default where it falls outside
 // the input, then computes the tile's points, consecutive threads along
 // OW, reading the staged load from the tile and every other load
-// directly.
+// directly. With TILES > 1, a grid of a TILES-th as many blocks each
+// takes TILES tiles in turn, loading its next tile's input into
+// registers while it computes the current one's points, so that its
+// loads stay in flight through the computing (a block that has one tile
+// loads nothing while it computes, and waits on its loads while it does
+// nothing else).
 type windowTemplate struct{}
 
 func (windowTemplate) Name() string { return "window" }
@@ -178,7 +183,18 @@ func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	return w != nil && stagedBytes(w, 2, 32) <= maxWindowSmem
 }
 func (windowTemplate) Space() map[string][]int64 {
-	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}}
+	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}, "TILES": {1, 2, 4, 8, 16}}
+}
+
+// MaxWindowPrefetch is the most staged elements a thread holds in
+// registers for its block's next tile (TILES > 1).
+const MaxWindowPrefetch = 16
+
+// WindowSteps is the staged elements each thread of a block of threads
+// loads for a TH x TW tile of w.
+func WindowSteps(w *Window, th, tw, threads int64) int64 {
+	r, c := WindowStaged(w, th, tw)
+	return (r*c + threads - 1) / threads
 }
 
 // maxWindowSmem is the most static shared memory a window tile takes.
@@ -190,13 +206,18 @@ func stagedBytes(w *Window, th, tw int64) int64 {
 	return r * c * int64(w.Load.Tensor.DType.Size())
 }
 
-// Check refuses tiles whose staged input exceeds maxWindowSmem.
+// Check refuses tiles whose staged input exceeds maxWindowSmem, and
+// TILES > 1 where a thread's share of a tile's input exceeds
+// MaxWindowPrefetch registers.
 func (windowTemplate) Check(l *Launch) error {
 	w := MatchWindow(l.Stmt)
 	th, tw := l.Config["TH"], l.Config["TW"]
 	if b := stagedBytes(w, th, tw); b > maxWindowSmem {
 		r, c := WindowStaged(w, th, tw)
 		return fmt.Errorf("TH=%d, TW=%d stage %d x %d elements, %d bytes of shared memory (at most %d)", th, tw, r, c, b, maxWindowSmem)
+	}
+	if n := WindowSteps(w, th, tw, l.Config["THREADS"]); l.Config["TILES"] > 1 && n > MaxWindowPrefetch {
+		return fmt.Errorf("TILES=%d: a thread would hold %d staged elements of the next tile (at most %d)", l.Config["TILES"], n, MaxWindowPrefetch)
 	}
 	return nil
 }
@@ -219,7 +240,7 @@ func (windowTemplate) Default(l *Launch) Config {
 	for tw > 32 && stagedBytes(w, th, tw) > maxWindowSmem {
 		tw /= 2
 	}
-	return Config{"TH": th, "TW": tw, "THREADS": 256}
+	return Config{"TH": th, "TW": tw, "THREADS": 256, "TILES": 1}
 }
 
 // WindowTiles is the number of tiles of a window launch: the batch points
@@ -231,5 +252,5 @@ func WindowTiles(l *Launch) ir.Expr {
 }
 
 func (windowTemplate) Grid(l *Launch) Grid {
-	return Grid{Blocks: capBlocks(WindowTiles(l)), Threads: l.Config["THREADS"]}
+	return Grid{Blocks: capBlocks(cdiv(WindowTiles(l), max(1, l.Config["TILES"]))), Threads: l.Config["THREADS"]}
 }

@@ -167,6 +167,15 @@ func TestLookup(t *testing.T) {
 	q2 := q
 	q2.Dims = d(2048, 2048, 1024) // nearer 1024^3 (ln 2 + ln 2) than 4096^3 (ln 2 + ln 2 + ln 4)
 	check("nearest", q2, recs, "BM=64", "nearest")
+	// A shape farther than maxNearestDistance from every recorded one
+	// keeps its default: 16^3 is ln 4 from 64^3 in each size, and 1024^3
+	// farther still.
+	qfar := q
+	qfar.Dims = d(16, 16, 16)
+	check("too far", qfar, append(recs, evalRecord("h", "M=64, N=64, K=64", d(64, 64, 64), "H100", "BM=32", 2)), "", "")
+	if c, _ := Lookup(recs, qfar); !strings.Contains(c.Declined, "too far") {
+		t.Errorf("too far: declined %q", c.Declined)
+	}
 	// A winner record at the exact shape overrides a faster evaluation.
 	w := evalRecord("h", "M=4096, N=4096, K=4096", d(4096, 4096, 4096), "H100", "BM=128", 480)
 	w.Kind = KindWinner

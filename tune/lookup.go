@@ -46,8 +46,9 @@ type Choice struct {
 // most such records (ties to the first name). At the exact shape it takes
 // the last confirmed winner, else the fastest evaluation; without records
 // at the exact shape, the same at the nearest shape recorded, nearness
-// being the sum over dims of |log((1+a)/(1+b))|. False when no record
-// fits: the build keeps the heuristic default.
+// being the sum over dims of |log((1+a)/(1+b))|, if it is no farther than
+// maxNearestDistance. False when no record fits: the build keeps the
+// heuristic default.
 //
 // With q.Defaults set, the exact shape's records stand where their
 // search started from q.Defaults or measured them: a search that started
@@ -107,6 +108,9 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 		if d < dist || (d == dist && r.Shape < shape) {
 			shape, dist = r.Shape, d
 		}
+	}
+	if dist > maxNearestDistance {
+		return Choice{Shape: shape, Device: device, Declined: fmt.Sprintf("the nearest shape tuned, %s, is too far from this one to advise it", shape)}, false
 	}
 	var winner, fastest *Record
 	for i := range fit {
@@ -175,6 +179,19 @@ func Lookup(recs []Record, q Query) (Choice, bool) {
 	}
 	return c, true
 }
+
+// maxNearestDistance is the farthest (shapeDistance) a shape's records
+// advise another shape from: sizes that differ by a factor of 4 in all,
+// say 1000 and 4000 rows, or 64 and 128 of two sizes each. A winner's
+// advantage at a shape comes from what that shape's launch spends its
+// time on, which a shape much smaller or larger does not share: on the
+// H200, with each tuned at its own shape only, max pools of 16 x 64 x
+// 112 x 112 took 36.45 us with their default and 134.43 with the winner
+// of a 1 x 1 x 5 x 4 pool (a launch that is all launch cost), a transpose
+// of 4096 x 4096 f32 on triton:sm_90 39.39 and 91.36 with that of 3 x 7,
+// and layernorm over rows of 768 10.93 and 20.67 with that of 3 rows of 5
+// (testsuite/results/2026-11-28-h200-s31-second/).
+var maxNearestDistance = math.Log(4)
 
 // shapeDistance is how far apart two shapes are; dims one shape lacks
 // count as 1.

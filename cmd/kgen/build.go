@@ -41,8 +41,8 @@ sm_90).
 Instances take the configurations that kgen tune recorded in the tuning
 database (--db): those tuned at the instance's exact shape, else at the
 nearest shape recorded for the same kernel, target and templates where the
-heuristic defaults there are the instance's own, else the heuristic
-defaults; --config overrides them. The GPU whose records count is
+heuristic defaults there are the instance's own and the sizes differ by no
+more than a factor of 4 in all, else the heuristic defaults; --config overrides them. The GPU whose records count is
 --device, else this machine's GPU 0, else (no GPU, as on a build machine)
 any GPU of the target, the one with most records for the kernel. -v says
 which each instance took; the manifest's "tuning" field records it.`,

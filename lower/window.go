@@ -166,35 +166,30 @@ func WindowStaged(w *Window, th, tw int64) (rows, cols int64) {
 // memory, along its rows, with the load's default where it falls outside
 // the input, then computes the tile's points, consecutive threads along
 // OW, reading the staged load from the tile and every other load
-// directly. With TILES > 1, a grid of a TILES-th as many blocks each
-// takes TILES tiles in turn, loading its next tile's input into
-// registers while it computes the current one's points, so that its
-// loads stay in flight through the computing (a block that has one tile
-// loads nothing while it computes, and waits on its loads while it does
-// nothing else).
+// directly.
 type windowTemplate struct{}
 
 func (windowTemplate) Name() string { return "window" }
 
-// Accepts takes a window statement whose smallest tile's input fits
-// maxWindowSmem.
+// Accepts takes a window statement of at least MinWindowTaps taps whose
+// smallest tile's input fits maxWindowSmem.
 func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	w := MatchWindow(s)
-	return w != nil && stagedBytes(w, 2, 32) <= maxWindowSmem
+	return w != nil && w.Taps >= MinWindowTaps && stagedBytes(w, 2, 32) <= maxWindowSmem
 }
+
+// MinWindowTaps is the fewest taps of a window the window template
+// computes: smaller windows go point by point (the generic template),
+// whose neighbouring points share their loads in registers and the L1.
+// On the H200 (testsuite/results/2026-11-28-h200-s31-first/ and
+// -second/), 16 x 64 x 112 x 112 f32 through 3 x 3 taps took 52.51 us
+// point by point and 65.42 in the window template's default tiles (61.42
+// at best of the 15 configurations swept, 65.06 as tuned); 5 x 5 taps at
+// stride 2 15.76 and 13.14, a moving average of 17 taps over rows of
+// 16384 9.24 and 7.56.
+const MinWindowTaps = 10
 func (windowTemplate) Space() map[string][]int64 {
-	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}, "TILES": {1, 2, 4, 8, 16}}
-}
-
-// MaxWindowPrefetch is the most staged elements a thread holds in
-// registers for its block's next tile (TILES > 1).
-const MaxWindowPrefetch = 16
-
-// WindowSteps is the staged elements each thread of a block of threads
-// loads for a TH x TW tile of w.
-func WindowSteps(w *Window, th, tw, threads int64) int64 {
-	r, c := WindowStaged(w, th, tw)
-	return (r*c + threads - 1) / threads
+	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}}
 }
 
 // maxWindowSmem is the most static shared memory a window tile takes.
@@ -206,18 +201,13 @@ func stagedBytes(w *Window, th, tw int64) int64 {
 	return r * c * int64(w.Load.Tensor.DType.Size())
 }
 
-// Check refuses tiles whose staged input exceeds maxWindowSmem, and
-// TILES > 1 where a thread's share of a tile's input exceeds
-// MaxWindowPrefetch registers.
+// Check refuses tiles whose staged input exceeds maxWindowSmem.
 func (windowTemplate) Check(l *Launch) error {
 	w := MatchWindow(l.Stmt)
 	th, tw := l.Config["TH"], l.Config["TW"]
 	if b := stagedBytes(w, th, tw); b > maxWindowSmem {
 		r, c := WindowStaged(w, th, tw)
 		return fmt.Errorf("TH=%d, TW=%d stage %d x %d elements, %d bytes of shared memory (at most %d)", th, tw, r, c, b, maxWindowSmem)
-	}
-	if n := WindowSteps(w, th, tw, l.Config["THREADS"]); l.Config["TILES"] > 1 && n > MaxWindowPrefetch {
-		return fmt.Errorf("TILES=%d: a thread would hold %d staged elements of the next tile (at most %d)", l.Config["TILES"], n, MaxWindowPrefetch)
 	}
 	return nil
 }
@@ -240,7 +230,7 @@ func (windowTemplate) Default(l *Launch) Config {
 	for tw > 32 && stagedBytes(w, th, tw) > maxWindowSmem {
 		tw /= 2
 	}
-	return Config{"TH": th, "TW": tw, "THREADS": 256, "TILES": 1}
+	return Config{"TH": th, "TW": tw, "THREADS": 256}
 }
 
 // WindowTiles is the number of tiles of a window launch: the batch points
@@ -252,5 +242,5 @@ func WindowTiles(l *Launch) ir.Expr {
 }
 
 func (windowTemplate) Grid(l *Launch) Grid {
-	return Grid{Blocks: capBlocks(cdiv(WindowTiles(l), max(1, l.Config["TILES"]))), Threads: l.Config["THREADS"]}
+	return Grid{Blocks: capBlocks(WindowTiles(l)), Threads: l.Config["THREADS"]}
 }

@@ -15,9 +15,7 @@ import (
 // the tile's points, the staged load read from the tile at its subscripts
 // less the tile's first row and column. Tiles run ow fastest, then oh,
 // then the batch, so that neighbouring blocks share the rows of their
-// edges in the L2. With TILES > 1 a block's threads hold their share of
-// the next tile's input in registers (kg_stage) from the time the current
-// tile is in shared memory until the next one's turn.
+// edges in the L2.
 func (e *emitter) window(l *lower.Launch) {
 	w := lower.MatchWindow(l.Stmt)
 	th, tw := l.Config["TH"], l.Config["TW"]
@@ -28,81 +26,46 @@ func (e *emitter) window(l *lower.Launch) {
 	e.printf("  const int64_t kg_OH = %s, kg_OW = %s;\n", e.expr(lower.Extent([]*ir.Index{w.OH})), e.expr(lower.Extent([]*ir.Index{w.OW})))
 	e.printf("  const int64_t kg_th = (kg_OH + %d) / %d, kg_tw = (kg_OW + %d) / %d;\n", th-1, th, tw-1, tw)
 	e.printf("  const int64_t kg_tiles = %s;\n", e.expr(lower.WindowTiles(l)))
+	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")
+	e.printf("    const int64_t kg_ow0 = kg_t %% kg_tw * %d, kg_oh0 = kg_t / kg_tw %% kg_th * %d;\n", tw, th)
+	if len(w.Batch) > 0 {
+		e.printf("    int64_t kg_b = kg_t / (kg_tw * kg_th);\n")
+		e.decompose("    ", "kg_b", "kg_brest", w.Batch)
+	}
+	e.printf("    const int64_t kg_ih0 = kg_oh0 * %d + %d, kg_iw0 = kg_ow0 * %d + %d;  // the tile's first input row and column\n", w.SH, w.H0, w.SW, w.W0)
 
-	// The staging loads: the input at (batch, kg_ih0 + r, kg_iw0 + c).
+	// The staging pass: the input at (batch, kg_ih0 + r, kg_iw0 + c).
 	ih, iw := &ir.Index{Name: "kg_ih", Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: "kg_iw", Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
 	at := append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: ih}, &ir.IndexRef{Index: iw})
 	dflt := e.expr(&ir.Const{T: in.DType})
 	if w.Load.Default != nil {
 		dflt = e.expr(w.Load.Default)
 	}
+	// Whole steps of the block's threads, unrolled, in chunks of at most
+	// windowChunk: a thread's loads of a chunk are issued together, into
+	// registers, then stored, so that they are in flight together
+	// (stored as loaded, each waited for its load).
 	threads := l.Config["THREADS"]
-	steps := lower.WindowSteps(w, th, tw, threads)
+	steps := (rows*cols + threads - 1) / threads
+	chunk := min(steps, windowChunk)
 	ct := e.cType(in.DType)
-	load := func(indent, step string) {
-		e.printf("%sconst int kg_i = threadIdx.x + (%s) * %d;\n", indent, step, threads)
-		e.printf("%sconst int64_t %s = kg_ih0 + kg_i / %d, %s = kg_iw0 + kg_i %% %d;\n", indent, name(ih.Name), cols, name(iw.Name), cols)
-		e.printf("%skg_x[kg_s] = kg_i < %d && 0 <= %s && %s < %s && 0 <= %s && %s < %s ? %s[%s] : %s;\n", indent,
-			rows*cols, name(ih.Name), name(ih.Name), e.paren(in.Shape[n-2]), name(iw.Name), name(iw.Name), e.paren(in.Shape[n-1]),
-			name(in.Name), e.linear32(at, in.Shape), dflt)
-	}
-	store := func(indent, step string) {
-		e.printf("%sconst int kg_i = threadIdx.x + (%s) * %d;\n", indent, step, threads)
-		e.printf("%sif (kg_i < %d) kg_win[kg_i / %d][kg_i %% %d] = kg_x[kg_s];\n", indent, rows*cols, cols, cols)
-	}
-	// tile declares tile kg_t's first output and input rows and columns
-	// and its batch indices.
-	tile := func(indent string) {
-		e.printf("%sconst int64_t kg_ow0 = kg_t %% kg_tw * %d, kg_oh0 = kg_t / kg_tw %% kg_th * %d;\n", indent, tw, th)
-		if len(w.Batch) > 0 {
-			e.printf("%sint64_t kg_b = kg_t / (kg_tw * kg_th);\n", indent)
-			e.decompose(indent, "kg_b", "kg_brest", w.Batch)
-		}
-		e.printf("%sconst int64_t kg_ih0 = kg_oh0 * %d + %d, kg_iw0 = kg_ow0 * %d + %d;  // the tile's first input row and column\n", indent, w.SH, w.H0, w.SW, w.W0)
-	}
-	prefetch := l.Config["TILES"] > 1
-	if prefetch {
-		// A thread's share of the first tile's input, in registers; in
-		// the loop, the next tile's is loaded into them once the current
-		// one's are in shared memory.
-		e.printf("  %s kg_x[%d];\n", ct, steps)
-		e.printf("  const auto kg_stage = [&](const int64_t kg_t) {\n")
-		tile("    ")
-		e.printf("    #pragma unroll\n")
-		e.printf("    for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", steps)
-		load("      ", "kg_s")
-		e.printf("    }\n")
-		e.printf("  };\n")
-		e.printf("  if (blockIdx.x < kg_tiles) kg_stage(blockIdx.x);\n")
-	}
-	e.printf("  for (int64_t kg_t = blockIdx.x; kg_t < kg_tiles; kg_t += gridDim.x) {\n")
-	tile("    ")
-	if prefetch {
-		e.printf("    #pragma unroll\n")
-		e.printf("    for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", steps)
-		store("      ", "kg_s")
-		e.printf("    }\n")
-		e.printf("    __syncthreads();\n")
-		e.printf("    if (kg_t + gridDim.x < kg_tiles) kg_stage(kg_t + gridDim.x);  // in flight while this tile computes\n")
-	} else {
-		// Whole steps of the block's threads, unrolled, in chunks of at
-		// most windowChunk: a thread's loads of a chunk are issued
-		// together, into registers, then stored, so that they are in
-		// flight together (stored as loaded, each waited for its load).
-		chunk := min(steps, windowChunk)
-		e.printf("    #pragma unroll 1\n")
-		e.printf("    for (int kg_s0 = 0; kg_s0 < %d; kg_s0 += %d) {\n", steps, chunk)
-		e.printf("      %s kg_x[%d];\n", ct, chunk)
-		e.printf("      #pragma unroll\n")
-		e.printf("      for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", chunk)
-		load("        ", "kg_s0 + kg_s")
-		e.printf("      }\n")
-		e.printf("      #pragma unroll\n")
-		e.printf("      for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", chunk)
-		store("        ", "kg_s0 + kg_s")
-		e.printf("      }\n")
-		e.printf("    }\n")
-	}
+	e.printf("    #pragma unroll 1\n")
+	e.printf("    for (int kg_s0 = 0; kg_s0 < %d; kg_s0 += %d) {\n", steps, chunk)
+	e.printf("      %s kg_x[%d];\n", ct, chunk)
+	e.printf("      #pragma unroll\n")
+	e.printf("      for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", chunk)
+	e.printf("        const int kg_i = threadIdx.x + (kg_s0 + kg_s) * %d;\n", threads)
+	e.printf("        const int64_t %s = kg_ih0 + kg_i / %d, %s = kg_iw0 + kg_i %% %d;\n", name(ih.Name), cols, name(iw.Name), cols)
+	e.printf("        kg_x[kg_s] = kg_i < %d && 0 <= %s && %s < %s && 0 <= %s && %s < %s ? %s[%s] : %s;\n",
+		rows*cols, name(ih.Name), name(ih.Name), e.paren(in.Shape[n-2]), name(iw.Name), name(iw.Name), e.paren(in.Shape[n-1]),
+		name(in.Name), e.linear32(at, in.Shape), dflt)
+	e.printf("      }\n")
+	e.printf("      #pragma unroll\n")
+	e.printf("      for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", chunk)
+	e.printf("        const int kg_i = threadIdx.x + (kg_s0 + kg_s) * %d;\n", threads)
+	e.printf("        if (kg_i < %d) kg_win[kg_i / %d][kg_i %% %d] = kg_x[kg_s];\n", rows*cols, cols, cols)
+	e.printf("      }\n")
+	e.printf("    }\n")
 
 	// The taps' own loads (a filter's weights: loads under the window's
 	// reduction that depend on the batch and the taps alone), in
@@ -119,9 +82,7 @@ func (e *emitter) window(l *lower.Launch) {
 		e.printf("    }\n")
 		loads[tl] = fmt.Sprintf("%s[%s]", v, tapOffset(w.Reduce.Axes))
 	}
-	if !prefetch {
-		e.printf("    __syncthreads();\n")
-	}
+	e.printf("    __syncthreads();\n")
 
 	// The compute pass: the tile's points, the staged load from kg_win.
 	// Every step computes a point, those past the tile or the output at

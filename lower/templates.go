@@ -159,8 +159,8 @@ func wholeGroups(l *Launch, vec int64) bool {
 // implicit is the value that a template takes for a parameter of its space
 // that a configuration leaves out (its defaults and a user's --config may):
 // no reuse order, no staged rows, one point or element at a time, one
-// pipeline stage, one row of a window's points a thread at a time.
-var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0, "BLOCKS_PER_SM": 1, "PH": 1}
+// pipeline stage.
+var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0, "BLOCKS_PER_SM": 1}
 
 // WithoutImplicit is c less the parameters at their implicit value, which
 // generate the same kernel present or absent: two configurations of one

@@ -166,9 +166,7 @@ func WindowStaged(w *Window, th, tw int64) (rows, cols int64) {
 // memory, along its rows, with the load's default where it falls outside
 // the input, then computes the tile's points, consecutive threads along
 // OW, reading the staged load from the tile and every other load
-// directly. With PH > 1 each thread computes strips of PH consecutive
-// rows of one column of the tile, reading the staged rows its points
-// share once (backends' windowStrips).
+// directly.
 type windowTemplate struct{}
 
 func (windowTemplate) Name() string { return "window" }
@@ -191,7 +189,7 @@ func (windowTemplate) Accepts(s *ir.Stmt) bool {
 // 16384 9.24 and 7.56.
 const MinWindowTaps = 10
 func (windowTemplate) Space() map[string][]int64 {
-	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}, "PH": {1, 2, 4, 8}}
+	return map[string][]int64{"TH": {2, 4, 8, 16, 32}, "TW": {32, 64, 128}, "THREADS": {64, 128, 256, 512}}
 }
 
 // maxWindowSmem is the most static shared memory a window tile takes.
@@ -210,9 +208,6 @@ func (windowTemplate) Check(l *Launch) error {
 	if b := stagedBytes(w, th, tw); b > maxWindowSmem {
 		r, c := WindowStaged(w, th, tw)
 		return fmt.Errorf("TH=%d, TW=%d stage %d x %d elements, %d bytes of shared memory (at most %d)", th, tw, r, c, b, maxWindowSmem)
-	}
-	if ph, threads := l.Config["PH"], l.Config["THREADS"]; ph > 1 && (threads%tw != 0 || th%(threads/tw*ph) != 0) {
-		return fmt.Errorf("PH=%d: strips of %d rows take THREADS a multiple of TW (%d, %d) and TH a multiple of the rows of a pass", ph, ph, threads, tw)
 	}
 	return nil
 }

@@ -84,71 +84,24 @@ func (e *emitter) window(l *lower.Launch) {
 	}
 	e.printf("    __syncthreads();\n")
 
+	// The compute pass: the tile's points, the staged load from kg_win.
+	// Every step computes a point, those past the tile or the output at
+	// its last row and column (in the tile, in the output), and stores
+	// only its own, so that no load reads past a tensor.
+	e.printf("    #pragma unroll\n")
+	e.printf("    for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", (th*tw+threads-1)/threads)
+	e.printf("      const int kg_i = threadIdx.x + kg_s * %d, kg_j = kg_i < %d ? kg_i : %d;\n", threads, th*tw, th*tw-1)
+	e.printf("      const int64_t kg_oh = kg_oh0 + kg_j / %d, kg_ow = kg_ow0 + kg_j %% %d;\n", tw, tw)
+	e.printf("      const int64_t %s = kg_oh < kg_OH ? kg_oh : kg_OH - 1, %s = kg_ow < kg_OW ? kg_ow : kg_OW - 1;\n", name(w.OH.Name), name(w.OW.Name))
+	loads[w.Load] = fmt.Sprintf("kg_win[(int)(%s - kg_ih0)][(int)(%s - kg_iw0)]", e.paren(w.Load.Index[n-2]), e.paren(w.Load.Index[n-1]))
+	e.loads = loads
 	st := l.Stmt
-	if ph := l.Config["PH"]; ph > 1 {
-		e.windowStrips(l, w, loads, ph)
-	} else {
-		// The compute pass: the tile's points, the staged load from
-		// kg_win. Every step computes a point, those past the tile or
-		// the output at its last row and column (in the tile, in the
-		// output), and stores only its own, so that no load reads past
-		// a tensor.
-		e.printf("    #pragma unroll\n")
-		e.printf("    for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", (th*tw+threads-1)/threads)
-		e.printf("      const int kg_i = threadIdx.x + kg_s * %d, kg_j = kg_i < %d ? kg_i : %d;\n", threads, th*tw, th*tw-1)
-		e.printf("      const int64_t kg_oh = kg_oh0 + kg_j / %d, kg_ow = kg_ow0 + kg_j %% %d;\n", tw, tw)
-		e.printf("      const int64_t %s = kg_oh < kg_OH ? kg_oh : kg_OH - 1, %s = kg_ow < kg_OW ? kg_ow : kg_OW - 1;\n", name(w.OH.Name), name(w.OW.Name))
-		loads[w.Load] = fmt.Sprintf("kg_win[(int)(%s - kg_ih0)][(int)(%s - kg_iw0)]", e.paren(w.Load.Index[n-2]), e.paren(w.Load.Index[n-1]))
-		e.loads = loads
-		e.printf("      const auto kg_v = %s;\n", e.expr(st.Value))
-		e.loads = nil
-		e.printf("      if (kg_i < %d && kg_oh < kg_OH && kg_ow < kg_OW) %s[%s] = kg_v;\n", th*tw, name(st.Target.Name), e.linear(lower.Refs(st.Index), st.Target.Shape))
-		e.printf("    }\n")
-	}
+	e.printf("      const auto kg_v = %s;\n", e.expr(st.Value))
+	e.loads = nil
+	e.printf("      if (kg_i < %d && kg_oh < kg_OH && kg_ow < kg_OW) %s[%s] = kg_v;\n", th*tw, name(st.Target.Name), e.linear(lower.Refs(st.Index), st.Target.Shape))
+	e.printf("    }\n")
 	e.printf("    __syncthreads();  // the tile is free for the next one\n")
 	e.printf("  }\n")
-}
-
-// windowStrips renders the compute pass of a window launch with PH > 1:
-// each thread takes a column of the tile, PH consecutive rows of it at a
-// time (THREADS / TW threads down the tile, the passes down the rest).
-// A point's staged loads are addressed from its row and column in the
-// tile, unclamped, so that a thread's points read the rows they share at
-// the same addresses: nvcc then loads each once for the strip (3 x 3
-// taps: (PH + 2) x 3 shared loads for PH points, not 9 x PH). The strip's
-// values are computed before any is stored.
-func (e *emitter) windowStrips(l *lower.Launch, w *lower.Window, loads map[*ir.Load]string, ph int64) {
-	th, tw, threads := l.Config["TH"], l.Config["TW"], l.Config["THREADS"]
-	st := l.Stmt
-	n := len(w.Load.Index)
-	rows := threads / tw * ph // the rows of a pass
-	// The staged load's row and column in the tile, less the point's
-	// own: its subscripts at oh = ow = 0, less the tile's first offsets.
-	at0 := func(e0 ir.Expr, o *ir.Index, lo int64) string {
-		return e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: ir.Substitute(e0, map[*ir.Index]ir.Expr{o: ir.IntConst(0)}), Y: ir.IntConst(lo)}))
-	}
-	loads[w.Load] = fmt.Sprintf("kg_win[(kg_r0 + kg_s) * %d + (int)%s][kg_c * %d + (int)%s]", w.SH, at0(w.Load.Index[n-2], w.OH, w.H0), w.SW, at0(w.Load.Index[n-1], w.OW, w.W0))
-	point := func(indent string) {
-		e.printf("%sconst int64_t kg_oh = kg_oh0 + kg_r0 + kg_s, kg_ow = kg_ow0 + kg_c;\n", indent)
-		e.printf("%sconst int64_t %s = kg_oh < kg_OH ? kg_oh : kg_OH - 1, %s = kg_ow < kg_OW ? kg_ow : kg_OW - 1;\n", indent, name(w.OH.Name), name(w.OW.Name))
-	}
-	e.printf("    const int kg_c = threadIdx.x %% %d;\n", tw)
-	e.printf("    #pragma unroll 1\n")
-	e.printf("    for (int kg_r0 = threadIdx.x / %d * %d; kg_r0 < %d; kg_r0 += %d) {\n", tw, ph, th, rows)
-	e.printf("      %s kg_v[%d];\n", e.cType(st.Target.DType), ph)
-	e.printf("      #pragma unroll\n")
-	e.printf("      for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", ph)
-	point("        ")
-	e.loads = loads
-	e.printf("        kg_v[kg_s] = %s;\n", e.expr(st.Value))
-	e.loads = nil
-	e.printf("      }\n")
-	e.printf("      #pragma unroll\n")
-	e.printf("      for (int kg_s = 0; kg_s < %d; ++kg_s) {\n", ph)
-	point("        ")
-	e.printf("        if (kg_oh < kg_OH && kg_ow < kg_OW) %s[%s] = kg_v[kg_s];\n", name(st.Target.Name), e.linear(lower.Refs(st.Index), st.Target.Shape))
-	e.printf("      }\n")
-	e.printf("    }\n")
 }
 
 // windowChunk is the most staged elements a thread loads at once.

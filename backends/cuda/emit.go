@@ -309,9 +309,11 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 // the output's last dimension at a time: it stores them with one vector
 // store per output and reads every input that the statements read at
 // [..., last index] with one vector load, when the sizes and pointers
-// allow it at run time (vectorOK); otherwise the scalar loop runs. (A
-// generic statement's window taps are read per point; the compiler shares
-// the loads of an element that several of the points read.)
+// allow it at run time (vectorOK); otherwise the scalar loop runs. A
+// generic statement's window taps along the last index at stride 1 are
+// read from the rows' columns that the group's taps read, loaded as
+// vectors (rowWindow); other window taps are read per point, the
+// compiler sharing the loads of an element that several points read.
 func (e *emitter) pointwise(l *lower.Launch) {
 	s := l.Stmt
 	stmts := append([]*ir.Stmt{s}, l.Also...)
@@ -321,7 +323,11 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	indent := "  "
 	if vec > 1 && len(s.Index) > 0 {
 		loads := vectorLoads(stmts)
-		e.printf("  if (%s) {\n", e.vectorOK(stmts, loads, vec))
+		aligned := loads
+		if rw := vectorWindow(l, stmts, vec); rw != nil {
+			aligned = append(slices.Clone(loads), rw.w.Load)
+		}
+		e.printf("  if (%s) {\n", e.vectorOK(stmts, aligned, vec))
 		e.vectorLoop(l, stmts, loads, vec, u)
 		e.printf("  } else {\n")
 		indent = "    "
@@ -549,6 +555,10 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		}
 	}
 	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
+	rw := vectorWindow(l, stmts, vec)
+	if rw != nil {
+		e.loadWindowRows("          ", rw, vec)
+	}
 	// A load that only one branch of the statement's select reads is
 	// loaded where one of the group's points takes that branch: a causal
 	// mask's rows read only the elements on or below the diagonal.
@@ -598,6 +608,9 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		for _, st := range stmts {
 			e.aliasLoads(st.Value, ld, "")
 		}
+	}
+	if rw != nil {
+		e.aliasLoads(rw.w.Stmt.Value, rw.w.Load, "")
 	}
 }
 

@@ -1,0 +1,93 @@
+package cuda
+
+import (
+	"fmt"
+
+	"kgen.dev/kgen/ir"
+	"kgen.dev/kgen/lower"
+)
+
+// rowWindow is a generic launch's window load (lower.MatchWindow) whose
+// taps read the input's rows at consecutive columns (stride 1 along the
+// output's last index), computed VEC points a thread: the vector loop
+// loads the columns that the group's taps read, row by row, as aligned
+// VEC-element vectors into registers, from which the taps read. Read
+// point by point, each tap is a scalar load, and the same tap of
+// neighbouring threads' points VEC elements apart: a warp's load of it
+// touches twice the sectors it uses at VEC 2, and dw_mobilenet's
+// point-by-point launch was bound by its L1 (92% of its throughput, 49%
+// of its sectors excess, in
+// testsuite/results/2026-11-28-h200-s31-third/ncu/).
+type rowWindow struct {
+	w *lower.Window
+	// base is the first column a group loads, relative to its first
+	// point (a multiple of VEC at or below the least column a tap
+	// reads), and vecs the vectors a row.
+	base, vecs int64
+}
+
+// maxRowWindowRegs bounds the registers a thread gives a group's rows.
+const maxRowWindowRegs = 64
+
+// vectorWindow is the row window of a generic launch's statements at
+// VEC vec, or nil.
+func vectorWindow(l *lower.Launch, stmts []*ir.Stmt, vec int64) *rowWindow {
+	if l.Template.Name() != "generic" || len(stmts) != 1 || vec < 2 {
+		return nil
+	}
+	w := lower.MatchWindow(stmts[0])
+	if w == nil || w.SW != 1 {
+		return nil
+	}
+	base := w.W0 / vec * vec
+	if base > w.W0 {
+		base -= vec
+	}
+	vecs := (vec - 1 + w.W0 + w.SpanW - base + vec - 1) / vec
+	if w.SpanH*vecs*vec > maxRowWindowRegs {
+		return nil
+	}
+	return &rowWindow{w: w, base: base, vecs: vecs}
+}
+
+// loadWindowRows emits the group's rows into kg_wr and makes the window load
+// read them; kg_first is the group's first point's last index.
+func (e *emitter) loadWindowRows(indent string, rw *rowWindow, vec int64) {
+	w := rw.w
+	in := w.Load.Tensor
+	n := len(in.Shape)
+	t := e.cType(in.DType)
+	dflt := e.expr(&ir.Const{T: in.DType})
+	if w.Load.Default != nil {
+		dflt = e.expr(w.Load.Default)
+	}
+	row, col := &ir.Index{Name: "kg_row", Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: "kg_col", Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
+	at := append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: row}, &ir.IndexRef{Index: col})
+	e.printf("%s// the window's rows, columns %d to %d of the group's, as vectors\n", indent, rw.base, rw.base+rw.vecs*vec-1)
+	e.printf("%s%s kg_wr[%d][%d];\n", indent, t, w.SpanH, rw.vecs*vec)
+	e.printf("%s#pragma unroll\n", indent)
+	e.printf("%sfor (int kg_r = 0; kg_r < %d; ++kg_r) {\n", indent, w.SpanH)
+	r, c := name(row.Name), name(col.Name)
+	e.printf("%s  const int64_t %s = %s * %d + (%d + kg_r);\n", indent, r, name(w.OH.Name), w.SH, w.H0)
+	e.printf("%s  #pragma unroll\n", indent)
+	e.printf("%s  for (int kg_k = 0; kg_k < %d; ++kg_k) {\n", indent, rw.vecs)
+	e.printf("%s    const int64_t %s = kg_first + (%d + kg_k * %d);\n", indent, c, rw.base, vec)
+	e.printf("%s    KgVec<%s, %d> kg_t;\n", indent, t, vec)
+	e.printf("%s    if (0 <= %s && %s < %s && 0 <= %s && %s < %s) {\n", indent, r, r, e.paren(in.Shape[n-2]), c, c, e.paren(in.Shape[n-1]))
+	e.printf("%s      kg_t = *(const KgVec<%s, %d>*)(%s + %s);\n", indent, t, vec, name(in.Name), e.linear32(at, in.Shape))
+	e.printf("%s    } else {\n", indent)
+	e.printf("%s      #pragma unroll\n", indent)
+	e.printf("%s      for (int kg_v = 0; kg_v < %d; ++kg_v) kg_t.v[kg_v] = %s;\n", indent, vec, dflt)
+	e.printf("%s    }\n", indent)
+	e.printf("%s    #pragma unroll\n", indent)
+	e.printf("%s    for (int kg_v = 0; kg_v < %d; ++kg_v) kg_wr[kg_r][kg_k * %d + kg_v] = kg_t.v[kg_v];\n", indent, vec, vec)
+	e.printf("%s  }\n", indent)
+	e.printf("%s}\n", indent)
+	// A tap's row among the group's rows and column among its columns:
+	// the load's subscripts at oh = 0 and ow = the group's first point.
+	at0 := func(x ir.Expr, o *ir.Index, less int64) string {
+		return e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: ir.Substitute(x, map[*ir.Index]ir.Expr{o: ir.IntConst(0)}), Y: ir.IntConst(less)}))
+	}
+	v := fmt.Sprintf("kg_wr[(int)%s][(int)(%s - kg_first + %s)]", at0(w.Load.Index[n-2], w.OH, w.H0), name(w.OW.Name), at0(w.Load.Index[n-1], w.OW, rw.base))
+	e.aliasLoads(w.Stmt.Value, w.Load, v)
+}

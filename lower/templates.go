@@ -108,11 +108,15 @@ func (t pointwise) Space() map[string][]int64 {
 // the other activations of that size 0.78-0.85x, and the same on
 // hip:nvidia; leaky_relu_kb (little arithmetic) and the launches under 2
 // us the same. As "generic", 4 points a block apart a step, VEC
-// consecutive points each where windowVec finds points that share work.
+// consecutive points each where windowVec finds points that share work,
+// or one group of 4 a step where the window's rows are read as vectors
+// (rowVectorVec).
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		c := Config{"THREADS": 256, "UNROLL": 4}
-		if v, u := windowVec(l.Stmt); v > 1 {
+		if v, ok := rowVectorVec(l); ok && t.name == "generic" {
+			c["VEC"], c["UNROLL"] = v, 1
+		} else if v, u := windowVec(l.Stmt); v > 1 {
 			c["VEC"], c["UNROLL"] = v, u
 		}
 		return c

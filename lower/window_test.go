@@ -117,3 +117,67 @@ instance s4 = pool<H = 4096, W = 4096, K = 8, S = 4>
 		t.Errorf("s4: %s %v, want window with TH=2, TW=64", l.Template.Name(), l.Config)
 	}
 }
+
+// TestRowVectorVec: a point-by-point 3 x 3 window at stride 1 whose output
+// and input rows are whole vectors of 4 takes VEC 4, a group a step, on a
+// CUDA or HIP target (its rows read as vectors: lower.RowVectors); rows
+// of 18 keep windowVec's 2 and 4 (Triton's generic template is its own,
+// with BLOCK and no VEC). RowVectors' first
+// column and vectors a row, by hand: 3 taps from -1 at VEC 4 read
+// columns -4 to 7, three vectors; a dilated window's 5 columns from -2
+// at VEC 2, -2 to 3.
+func TestRowVectorVec(t *testing.T) {
+	prog, diags := frontend.CheckSource("rows.kg", `
+kernel dw<N, H, W>(X: f32[N, H, W], Wt: f32[3, 3]) -> (Y: f32[N, H, W]) {
+  Y[n, oh, ow] = sum[kh in 0..3, kw in 0..3]((X[n, oh + kh - 1, ow + kw - 1] ?? 0) * Wt[kh, kw])
+}
+kernel dil<N, H, W>(X: f32[N, H, W], Wt: f32[3, 3]) -> (Y: f32[N, H, W]) {
+  Y[n, oh, ow] = sum[kh in 0..3, kw in 0..3]((X[n, oh + (kh - 1) * 2, ow + (kw - 1) * 2] ?? 0) * Wt[kh, kw])
+}
+instance dw16 = dw<N = 2, H = 8, W = 16>
+instance dw18 = dw<N = 2, H = 8, W = 18>
+instance dil16 = dil<N = 2, H = 8, W = 16>
+`)
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Diags[0].Msg)
+	}
+	type want struct{ vec, unroll int64 }
+	for _, c := range []struct {
+		inst   string
+		config want
+	}{
+		{"dw16", want{4, 1}},
+		{"dw18", want{2, 4}},
+		{"dil16", want{4, 1}},
+	} {
+		in := prog.Instance(c.inst)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := p.Launches[0]
+		if got := (want{l.Config["VEC"], l.Config["UNROLL"]}); l.Template.Name() != "generic" || got != c.config {
+			t.Errorf("%s: %s VEC, UNROLL %v, want generic %v", c.inst, l.Template.Name(), got, c.config)
+		}
+	}
+	for _, c := range []struct {
+		inst            string
+		vec, base, vecs int64
+	}{
+		{"dw16", 4, -4, 3},
+		{"dw16", 2, -2, 3},
+		{"dil16", 2, -2, 3},
+		{"dil16", 4, -4, 3},
+	} {
+		in := prog.Instance(c.inst)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := lower.MatchWindow(p.Launches[0].Stmt)
+		base, vecs, ok := lower.RowVectors(w, c.vec)
+		if !ok || base != c.base || vecs != c.vecs {
+			t.Errorf("%s at VEC %d: first column %d, %d vectors (%v), want %d, %d", c.inst, c.vec, base, vecs, ok, c.base, c.vecs)
+		}
+	}
+}

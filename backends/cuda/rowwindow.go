@@ -26,25 +26,18 @@ type rowWindow struct {
 	base, vecs int64
 }
 
-// maxRowWindowRegs bounds the registers a thread gives a group's rows.
-const maxRowWindowRegs = 64
-
 // vectorWindow is the row window of a generic launch's statements at
 // VEC vec, or nil.
 func vectorWindow(l *lower.Launch, stmts []*ir.Stmt, vec int64) *rowWindow {
-	if l.Template.Name() != "generic" || len(stmts) != 1 || vec < 2 {
+	if l.Template.Name() != "generic" || len(stmts) != 1 {
 		return nil
 	}
 	w := lower.MatchWindow(stmts[0])
-	if w == nil || w.SW != 1 {
+	if w == nil {
 		return nil
 	}
-	base := w.W0 / vec * vec
-	if base > w.W0 {
-		base -= vec
-	}
-	vecs := (vec - 1 + w.W0 + w.SpanW - base + vec - 1) / vec
-	if w.SpanH*vecs*vec > maxRowWindowRegs {
+	base, vecs, ok := lower.RowVectors(w, vec)
+	if !ok {
 		return nil
 	}
 	return &rowWindow{w: w, base: base, vecs: vecs}

@@ -229,12 +229,13 @@ func (windowTemplate) Accepts(s *ir.Stmt) bool {
 // MinWindowTaps is the fewest taps of a window the window template
 // computes: smaller windows go point by point (the generic template),
 // whose neighbouring points share their loads in registers and the L1.
-// On the H200 (testsuite/results/2026-11-28-h200-s31-first/ and
-// -second/), 16 x 64 x 112 x 112 f32 through 3 x 3 taps took 52.51 us
-// point by point and 65.42 in the window template's default tiles (61.42
-// at best of the 15 configurations swept, 65.06 as tuned); 5 x 5 taps at
-// stride 2 15.76 and 13.14, a moving average of 17 taps over rows of
-// 16384 9.24 and 7.56.
+// On the H200 (testsuite/results/2026-11-28-h200-s31-*/), 16 x 64 x 112
+// x 112 f32 through 3 x 3 taps took 52.51 us point by point and 65.42 in
+// the window template's default tiles (65.06 as tuned, 61.42 and 52.29
+// at best of two sweeps of variants since removed: -second/ and
+// -fourth/), and point by point with its rows read as vectors 37.98
+// (-sixth/); 5 x 5 taps at stride 2 15.76 and 13.14, a moving average of
+// 17 taps over rows of 16384 9.24 and 7.56 (-first/).
 const MinWindowTaps = 10
 
 func (windowTemplate) Space() map[string][]int64 {

@@ -114,7 +114,7 @@ func (t pointwise) Space() map[string][]int64 {
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		c := Config{"THREADS": 256, "UNROLL": 4}
-		if v, ok := rowVectorVec(l); ok && t.name == "generic" {
+		if v, ok := rowVectorVec(l); ok {
 			c["VEC"], c["UNROLL"] = v, 1
 		} else if v, u := windowVec(l.Stmt); v > 1 {
 			c["VEC"], c["UNROLL"] = v, u

@@ -324,11 +324,12 @@ func (e *emitter) pointwise(l *lower.Launch) {
 	if vec > 1 && len(s.Index) > 0 {
 		loads := vectorLoads(stmts)
 		aligned := loads
-		if rw := vectorWindow(l, stmts, vec); rw != nil {
+		rw := vectorWindow(l, stmts, vec)
+		if rw != nil {
 			aligned = append(slices.Clone(loads), rw.w.Load)
 		}
 		e.printf("  if (%s) {\n", e.vectorOK(stmts, aligned, vec))
-		e.vectorLoop(l, stmts, loads, vec, u)
+		e.vectorLoop(l, stmts, loads, rw, vec, u)
 		e.printf("  } else {\n")
 		indent = "    "
 	}
@@ -483,7 +484,8 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 	return strings.Join(conds, " && ")
 }
 
-// vectorLoop is the vector half of pointwise: groups of vec points. With
+// vectorLoop is the vector half of pointwise: groups of vec points, which
+// read rw's window (when set) from its rows loaded as vectors. With
 // HOIST=1, the unguarded loads of a step's UNROLL groups all come first,
 // then each group's arithmetic and stores. nvcc leaves each group's loads,
 // which the group's bounds check guards, behind the previous group's
@@ -491,7 +493,7 @@ func (e *emitter) alignedRows(conds []string, tensors []*ir.Tensor, loads []*ir.
 // loads, a store), so that a thread has one group's loads in flight at a
 // time, and behind its slow-path branches too (quantize_kb's correctly
 // rounded divisions).
-func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load, vec, u int64) {
+func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load, rw *rowWindow, vec, u int64) {
 	s := stmts[0]
 	last := s.Index[len(s.Index)-1]
 	if e.loads == nil {
@@ -555,7 +557,6 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		}
 	}
 	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
-	rw := vectorWindow(l, stmts, vec)
 	if rw != nil {
 		e.loadWindowRows("          ", rw, vec)
 	}

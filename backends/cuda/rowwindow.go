@@ -50,12 +50,7 @@ func (e *emitter) loadWindowRows(indent string, rw *rowWindow, vec int64) {
 	in := w.Load.Tensor
 	n := len(in.Shape)
 	t := e.cType(in.DType)
-	dflt := e.expr(&ir.Const{T: in.DType})
-	if w.Load.Default != nil {
-		dflt = e.expr(w.Load.Default)
-	}
-	row, col := &ir.Index{Name: "kg_row", Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: "kg_col", Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
-	at := append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: row}, &ir.IndexRef{Index: col})
+	row, col, at, dflt := e.windowAt(w, "kg_row", "kg_col")
 	e.printf("%s// the window's rows, columns %d to %d of the group's, as vectors\n", indent, rw.base, rw.base+rw.vecs*vec-1)
 	e.printf("%s%s kg_wr[%d][%d];\n", indent, t, w.SpanH, rw.vecs*vec)
 	e.printf("%s#pragma unroll\n", indent)

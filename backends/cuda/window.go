@@ -35,12 +35,7 @@ func (e *emitter) window(l *lower.Launch) {
 	e.printf("    const int64_t kg_ih0 = kg_oh0 * %d + %d, kg_iw0 = kg_ow0 * %d + %d;  // the tile's first input row and column\n", w.SH, w.H0, w.SW, w.W0)
 
 	// The staging pass: the input at (batch, kg_ih0 + r, kg_iw0 + c).
-	ih, iw := &ir.Index{Name: "kg_ih", Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: "kg_iw", Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
-	at := append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: ih}, &ir.IndexRef{Index: iw})
-	dflt := e.expr(&ir.Const{T: in.DType})
-	if w.Load.Default != nil {
-		dflt = e.expr(w.Load.Default)
-	}
+	ih, iw, at, dflt := e.windowAt(w, "kg_ih", "kg_iw")
 	// Whole steps of the block's threads, unrolled, in chunks of at most
 	// windowChunk: a thread's loads of a chunk are issued together, into
 	// registers, then stored, so that they are in flight together
@@ -102,6 +97,22 @@ func (e *emitter) window(l *lower.Launch) {
 	e.printf("    }\n")
 	e.printf("    __syncthreads();  // the tile is free for the next one\n")
 	e.printf("  }\n")
+}
+
+// windowAt is w's load at the batch's element (row, col) of the input,
+// two new indices of those names: the indices, the load's subscripts
+// and, as C, its default (0 where it has none: the input's edge is
+// then never read).
+func (e *emitter) windowAt(w *lower.Window, row, col string) (r, c *ir.Index, at []ir.Expr, dflt string) {
+	in := w.Load.Tensor
+	n := len(in.Shape)
+	r, c = &ir.Index{Name: row, Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: col, Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
+	at = append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: r}, &ir.IndexRef{Index: c})
+	dflt = e.expr(&ir.Const{T: in.DType})
+	if w.Load.Default != nil {
+		dflt = e.expr(w.Load.Default)
+	}
+	return r, c, at, dflt
 }
 
 // windowChunk is the most staged elements a thread loads at once.

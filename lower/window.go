@@ -31,12 +31,15 @@ type Window struct {
 }
 
 // MinWindowReuse is the least number of windows that cover an input
-// element (taps over the strides' product) for which the window template
-// stages the input: below it, the loads of a point-by-point launch share
-// little (a 3 x 3 window at stride 2 covers an element 2.25 times, and
-// maxpool_3x3_s2_p1 reached 96% of a same-size copy's speed point by point,
-// testsuite/results/2026-11-28-h200-s27-memory-compile/).
+// element (taps over the strides' product, Reuse) for which the window
+// template stages the input: below it, the loads of a point-by-point
+// launch share little (a 3 x 3 window at stride 2 covers an element 2.25
+// times, and maxpool_3x3_s2_p1 reached 96% of a same-size copy's speed
+// point by point, testsuite/results/2026-11-28-h200-s27-memory-compile/).
 const MinWindowReuse = 4
+
+// Reuse is the number of windows that cover an input element, on average.
+func (w *Window) Reuse() float64 { return float64(w.Taps) / float64(w.SH*w.SW) }
 
 // maxWindowTaps bounds the taps whose offsets MatchWindow enumerates.
 const maxWindowTaps = 1024
@@ -75,7 +78,7 @@ func MatchWindow(s *ir.Stmt) *Window {
 			}
 			sh, h0, spanH, okH := slide(l.Index[n-2], oh, r.Axes)
 			sw, w0, spanW, okW := slide(l.Index[n-1], ow, r.Axes)
-			if !okH || !okW || taps < MinWindowReuse*sh*sw {
+			if !okH || !okW {
 				return true
 			}
 			w = &Window{Stmt: s, Load: l, Reduce: r, OH: oh, OW: ow, Batch: s.Index[:n-2], SH: sh, SW: sw, H0: h0, W0: w0, SpanH: spanH, SpanW: spanW, Taps: taps}
@@ -156,21 +159,21 @@ func constHi(ix *ir.Index) int64 {
 
 // RowVectors is how a thread of a point-by-point launch that takes vec
 // consecutive points of w's output rows reads their taps as vectors
-// along the input's rows (CUDA and HIP's generic template, at stride 1
-// along the rows): base is the first column it loads, relative to its
-// first point (a multiple of vec, at or below the least column a tap
-// reads), and vecs the vectors a row; false where the window is not at
-// stride 1 along the rows or its rows take more than maxRowVectorRegs
-// registers.
+// along the input's rows (CUDA and HIP's generic template): base is the
+// first column it loads, relative to its first point's column times the
+// stride (a multiple of vec, at or below the least column a tap reads),
+// and vecs the vectors a row; false where its rows take more than
+// maxRowVectorRegs registers. At stride SW, the vec points' taps span
+// (vec-1)*SW + SpanW columns.
 func RowVectors(w *Window, vec int64) (base, vecs int64, ok bool) {
-	if w.SW != 1 || vec < 2 {
+	if vec < 2 {
 		return 0, 0, false
 	}
 	base = w.W0 / vec * vec
 	if base > w.W0 {
 		base -= vec
 	}
-	vecs = (vec - 1 + w.W0 + w.SpanW - base + vec - 1) / vec
+	vecs = ((vec-1)*w.SW + w.W0 + w.SpanW - base + vec - 1) / vec
 	return base, vecs, w.SpanH*vecs*vec <= maxRowVectorRegs
 }
 
@@ -219,11 +222,12 @@ type windowTemplate struct{}
 
 func (windowTemplate) Name() string { return "window" }
 
-// Accepts takes a window statement of at least MinWindowTaps taps whose
-// smallest tile's input fits maxWindowSmem.
+// Accepts takes a window statement of at least MinWindowTaps taps that
+// cover an element at least MinWindowReuse times, whose smallest tile's
+// input fits maxWindowSmem.
 func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	w := MatchWindow(s)
-	return w != nil && w.Taps >= MinWindowTaps && stagedBytes(w, 2, 32) <= maxWindowSmem
+	return w != nil && w.Taps >= MinWindowTaps && w.Reuse() >= MinWindowReuse && stagedBytes(w, 2, 32) <= maxWindowSmem
 }
 
 // MinWindowTaps is the fewest taps of a window the window template

@@ -8,9 +8,9 @@ import (
 )
 
 // TestMatchWindow: a window's strides, first offsets and spans, by hand
-// from each statement's subscripts; windows that cover an element fewer
-// than MinWindowReuse times, and subscripts that are no sliding window,
-// are not windows.
+// from each statement's subscripts; subscripts that are no sliding window
+// are not windows. Windows of fewer than MinWindowTaps taps, or that
+// cover an element fewer than MinWindowReuse times, go point by point.
 func TestMatchWindow(t *testing.T) {
 	prog, diags := frontend.CheckSource("window.kg", `
 kernel dw<N, C, H, W, KH, KW; stride: i32 = 1, pad: i32 = 0, dil: i32 = 1>(X: f32[N, C, H, W], Wt: f32[C, KH, KW]) -> (Y: f32[N, C, OH, OW])
@@ -32,6 +32,7 @@ kernel swapped<H, W>(X: f32[H, W]) -> (Y: f32[H, W]) {
 instance dw3 = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, pad = 1>
 instance dw5_s2 = dw<N = 2, C = 4, H = 16, W = 16, KH = 5, KW = 5, stride = 2, pad = 2>
 instance dw3_s2 = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, stride = 2, pad = 1>
+instance dw4_s4 = dw<N = 2, C = 4, H = 16, W = 16, KH = 4, KW = 4, stride = 4>
 instance dw3_dil = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, pad = 2, dil = 2>
 instance flipped_small = flipped<H = 9, W = 9>
 instance rows_small = rows<R = 4, D = 40>
@@ -45,7 +46,8 @@ instance swapped_small = swapped<H = 8, W = 8>
 	wants := map[string]*want{
 		"dw3":           {1, 1, -1, -1, 3, 3, 9},
 		"dw5_s2":        {2, 2, -2, -2, 5, 5, 25},
-		"dw3_s2":        nil, // 9 taps at strides 2 x 2: an element under 2.25 windows
+		"dw3_s2":        {2, 2, -1, -1, 3, 3, 9},
+		"dw4_s4":        {4, 4, 0, 0, 4, 4, 16}, // 16 taps, but an element under 1 window
 		"dw3_dil":       {1, 1, -2, -2, 5, 5, 9},
 		"flipped_small": {1, 1, -2, 0, 3, 5, 15},
 		"rows_small":    {1, 1, 0, 0, 1, 8, 8},
@@ -73,9 +75,11 @@ instance swapped_small = swapped<H = 8, W = 8>
 			if got != [7]int64{want.sh, want.sw, want.h0, want.w0, want.spanH, want.spanW, want.taps} {
 				t.Errorf("%s: strides, offsets, spans and taps %v, want %+v", in.Name, got, *want)
 			}
-			// Windows of fewer than MinWindowTaps taps go point by point.
+			// Windows of fewer than MinWindowTaps taps, or under
+			// fewer than MinWindowReuse windows an element, go point by
+			// point.
 			tmpl := "window"
-			if w.Taps < lower.MinWindowTaps {
+			if w.Taps < lower.MinWindowTaps || w.Reuse() < lower.MinWindowReuse {
 				tmpl = "generic"
 			}
 			if name := p.Launches[0].Template.Name(); name != tmpl {

@@ -7,11 +7,11 @@ import (
 	"kgen.dev/kgen/lower"
 )
 
-// rowWindow is a generic launch's window load (lower.MatchWindow) whose
-// taps read the input's rows at consecutive columns (stride 1 along the
-// output's last index), computed VEC points a thread: the vector loop
-// loads the columns that the group's taps read, row by row, as aligned
-// VEC-element vectors into registers, from which the taps read. Read
+// rowWindow is a generic launch's window load (lower.MatchWindow),
+// computed VEC points a thread: the vector loop loads the columns that
+// the group's taps read, row by row, as aligned VEC-element vectors into
+// registers, from which the taps read (at stride SW along the output's
+// last index, the group's columns start at its first point's times SW). Read
 // point by point, each tap is a scalar load, and the same tap of
 // neighbouring threads' points VEC elements apart: a warp's load of it
 // touches twice the sectors it uses at VEC 2, and dw_mobilenet's
@@ -59,7 +59,7 @@ func (e *emitter) loadWindowRows(indent string, rw *rowWindow, vec int64) {
 	e.printf("%s  const int64_t %s = %s * %d + (%d + kg_r);\n", indent, r, name(w.OH.Name), w.SH, w.H0)
 	e.printf("%s  #pragma unroll\n", indent)
 	e.printf("%s  for (int kg_k = 0; kg_k < %d; ++kg_k) {\n", indent, rw.vecs)
-	e.printf("%s    const int64_t %s = kg_first + (%d + kg_k * %d);\n", indent, c, rw.base, vec)
+	e.printf("%s    const int64_t %s = kg_first%s + (%d + kg_k * %d);\n", indent, c, times(w.SW), rw.base, vec)
 	e.printf("%s    KgVec<%s, %d> kg_t;\n", indent, t, vec)
 	e.printf("%s    if (0 <= %s && %s < %s && 0 <= %s && %s < %s) {\n", indent, r, r, e.paren(in.Shape[n-2]), c, c, e.paren(in.Shape[n-1]))
 	e.printf("%s      kg_t = *(const KgVec<%s, %d>*)(%s + %s);\n", indent, t, vec, name(in.Name), e.linear32(at, in.Shape))
@@ -76,6 +76,18 @@ func (e *emitter) loadWindowRows(indent string, rw *rowWindow, vec int64) {
 	at0 := func(x ir.Expr, o *ir.Index, less int64) string {
 		return e.paren(lower.Simplify(&ir.Binary{Op: ir.Sub, X: ir.Substitute(x, map[*ir.Index]ir.Expr{o: ir.IntConst(0)}), Y: ir.IntConst(less)}))
 	}
-	v := fmt.Sprintf("kg_wr[(int)%s][(int)(%s - kg_first + %s)]", at0(w.Load.Index[n-2], w.OH, w.H0), name(w.OW.Name), at0(w.Load.Index[n-1], w.OW, rw.base))
+	tap := fmt.Sprintf("%s - kg_first + %s", name(w.OW.Name), at0(w.Load.Index[n-1], w.OW, rw.base))
+	if w.SW != 1 {
+		tap = fmt.Sprintf("(%s - kg_first) * %d + %s", name(w.OW.Name), w.SW, at0(w.Load.Index[n-1], w.OW, rw.base))
+	}
+	v := fmt.Sprintf("kg_wr[(int)%s][(int)(%s)]", at0(w.Load.Index[n-2], w.OH, w.H0), tap)
 	e.aliasLoads(w.Stmt.Value, w.Load, v)
+}
+
+// times is " * k" where k is not 1.
+func times(k int64) string {
+	if k == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" * %d", k)
 }

@@ -74,6 +74,8 @@ func (t tilePointwise) Space() map[string][]int64 {
 	s := map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}, "num_warps": warpSpace, "UNROLL": {1, 2, 4, 8}}
 	if t.name == "elementwise" {
 		s["REUSE"] = []int64{0, 1}
+	} else {
+		s["VEC"] = []int64{1, 2, 4}
 	}
 	return s
 }
@@ -85,7 +87,22 @@ func (t tilePointwise) Space() map[string][]int64 {
 // (testsuite/results/), 123 such evaluations on the H100, none within 10%
 // of its launch's best; dw_mobilenet took 912.32 us in blocks of 64 points
 // for 16 warps, two steps of 32, where its default took 65.89.
+//
+// With VEC > 1 (generic), a lane takes VEC consecutive points of a window
+// whose rows it reads as vectors (RowVectorsFit), in one step: BLOCK /
+// VEC groups at least the program's threads.
 func (t tilePointwise) Check(l *Launch) error {
+	if vec := l.Config["VEC"]; vec > 1 {
+		if _, err := RowVectorsFit(l, vec); err != nil {
+			return fmt.Errorf("VEC=%d reads a window's rows as vectors, and this launch has none: %v", vec, err)
+		}
+		if l.Config["UNROLL"] > 1 {
+			return fmt.Errorf("VEC=%d takes one step: UNROLL must be 1", vec)
+		}
+		if groups, threads := l.Config["BLOCK"]/vec, 32*l.Config["num_warps"]; groups < threads {
+			return fmt.Errorf("%d groups of %d points (BLOCK / VEC) for %d threads: fewer groups than threads; raise BLOCK, or lower VEC or num_warps", groups, vec, threads)
+		}
+	}
 	step := l.Config["BLOCK"] / max(l.Config["UNROLL"], 1)
 	if threads := 32 * l.Config["num_warps"]; step < threads {
 		return fmt.Errorf("steps of %d points (BLOCK / UNROLL) for %d threads: fewer points than threads; raise BLOCK, or lower UNROLL or num_warps", step, threads)
@@ -129,6 +146,15 @@ func (t tilePointwise) Default(l *Launch) Config {
 	warps := min(4, max(1, block/256))
 	if serial {
 		warps = min(4, block/32)
+		// A window whose rows a lane reads as vectors: VEC points a
+		// lane, still 128 lanes a program where the output fills them.
+		if v, ok := rowVectorVec(l); ok && t.name == "generic" {
+			block = 128 * v
+			if known {
+				block = min(block, max(32*v, nextPow2(points.I)))
+			}
+			return Config{"BLOCK": block, "num_warps": min(4, block/v/32), "VEC": v}
+		}
 	}
 	c := Config{"BLOCK": block, "num_warps": warps}
 	if !serial && block == 1024 && callsF64Library(l) {

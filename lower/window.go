@@ -181,28 +181,48 @@ func RowVectors(w *Window, vec int64) (base, vecs int64, ok bool) {
 const maxRowVectorRegs = 64
 
 // rowVectorVec is the default VEC of a point-by-point launch whose
-// window RowVectors reads as vectors on a CUDA or HIP target: 4, where
-// the output's rows and the input's are whole vectors of 4. On the H200
+// window RowVectors reads as vectors: 4, where the output's rows and the
+// input's are whole vectors of 4 (RowVectorsFit). On the H200
 // (testsuite/results/2026-11-28-h200-s31-sixth/sweep/), dw_mobilenet (3 x 3
-// taps over 16 x 64 x 112 x 112 f32) took 41.44 us with VEC 2 and UNROLL
-// 4 (the default before) and 37.98 with VEC 4 and UNROLL 1 (39.90 with
-// UNROLL 2, 40.90 with 4; 129 with VEC 8, its rows too many registers).
+// taps over 16 x 64 x 112 x 112 f32) took 41.44 us on cuda:sm_90 with VEC 2
+// and UNROLL 4 (the default before) and 37.98 with VEC 4 and UNROLL 1
+// (39.90 with UNROLL 2, 40.90 with 4; 129 with VEC 8, its rows too many
+// registers).
 func rowVectorVec(l *Launch) (int64, bool) {
-	w := MatchWindow(l.Stmt)
-	if l.Target.Tiles || w == nil {
+	const vec = 4
+	if _, err := RowVectorsFit(l, vec); err != nil {
 		return 0, false
 	}
-	const vec = 4
+	return vec, true
+}
+
+// RowVectorsFit is the window of l's statement when a thread taking vec
+// consecutive points of its output rows can read the window's rows as
+// vectors (RowVectors): the output's rows and the input's are whole
+// vectors, their lengths constants; on a tile-level target, the statement
+// alone (no siblings). Else an error that says why not.
+func RowVectorsFit(l *Launch, vec int64) (*Window, error) {
+	w := MatchWindow(l.Stmt)
+	if w == nil {
+		return nil, fmt.Errorf("the statement is no window of constant strides and offsets over its output's last two indices")
+	}
 	if _, _, ok := RowVectors(w, vec); !ok {
-		return 0, false
+		return nil, fmt.Errorf("the window's rows of %d-point groups take more than %d registers", vec, maxRowVectorRegs)
+	}
+	if l.Target.Tiles && len(l.Also) > 0 {
+		return nil, fmt.Errorf("a launch of several statements")
 	}
 	n := len(w.Load.Tensor.Shape)
 	for _, e := range []ir.Expr{Extent([]*ir.Index{w.OW}), w.Load.Tensor.Shape[n-1]} {
-		if c, ok := Simplify(e).(*ir.Const); !ok || c.I%vec != 0 {
-			return 0, false
+		c, ok := Simplify(e).(*ir.Const)
+		if !ok {
+			return nil, fmt.Errorf("rows of a length known only at run time")
+		}
+		if c.I%vec != 0 {
+			return nil, fmt.Errorf("rows of %d elements, not whole vectors of %d", c.I, vec)
 		}
 	}
-	return vec, true
+	return w, nil
 }
 
 // WindowStaged is the tile of the input that a TH x TW tile of outputs

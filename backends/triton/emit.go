@@ -67,6 +67,8 @@ type emitter struct {
 	// computed (a matmul's accumulator).
 	regs    map[*ir.Tensor]string
 	reduced map[*ir.Reduce]string
+	// alias names the value of a load that a row window read (rowWindow).
+	alias map[*ir.Load]string
 	// online holds a row-reduce program's reductions computed by an
 	// online pass (onlinePass) until their statements use them.
 	online map[*ir.Reduce]string
@@ -391,6 +393,14 @@ func (e *emitter) value(x ir.Expr, mask string) string {
 // statements share once.
 func (e *emitter) pointwise() {
 	s := e.launch.Stmt
+	if vec := e.launch.Config["VEC"]; vec > 1 {
+		w, err := lower.RowVectorsFit(e.launch, vec)
+		if err != nil {
+			panic("triton: VEC without a row window, which the template's Check refuses: " + err.Error())
+		}
+		e.rowWindow(w, vec)
+		return
+	}
 	e.shape = "[BLOCK]"
 	e.used["kg_p"], e.used["kg_pm"] = true, true
 	lanes := "tl.arange(0, BLOCK)"
@@ -539,6 +549,9 @@ func (e *emitter) expr(x ir.Expr, mask string) string {
 		}
 		return name(x.Param.Name)
 	case *ir.Load:
+		if a, ok := e.alias[x]; ok {
+			return a
+		}
 		if r, ok := e.regs[x.Tensor]; ok {
 			return r
 		}

@@ -40,6 +40,22 @@ func TestTritonPhasesInterpreted(t *testing.T) {
 	allPass(t, python, "--seeds", "1", spec)
 }
 
+// TestTritonWindowsInterpreted runs backends/cuda/testdata/windows.kg in
+// Triton's interpreter against kgen's: its windows whose rows are whole
+// vectors of 4 read them as vectors, 4 points a lane by default (nine
+// instances at strides 1 to 4, with -inf and 0 past the edges, bf16,
+// epilogues) and 2 by --config, the others point by point.
+func TestTritonWindowsInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := "../../backends/cuda/testdata/windows.kg"
+	rows := "pool_vec,pool3_rows,dilated3_rows,ahead_rows,valid3_rows,dw3_bf16_rows,dw_s2_rows,pool2_s2_rows,pool3_s3_rows,pool1d_rows"
+	if src := tritonModule(t, spec); strings.Count(src, "tl.split(") < 10*4 {
+		t.Errorf("the %d windows of whole rows of vectors do not all take rows of vectors:\n%s", strings.Count(rows, ",")+1, src)
+	}
+	allPass(t, python, "--seeds", "2", spec)
+	allPass(t, python, "--seeds", "2", "--kernel", rows, "--config", "generic.VEC=2,generic.BLOCK=64,generic.num_warps=1", spec)
+}
+
 // TestTritonPrologueInterpreted runs the CUDA backend's prologue.kg
 // (statements over whole rows that a row group after them reads, stored
 // by the group's launch) in Triton's interpreter, with rows in one block

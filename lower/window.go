@@ -182,18 +182,22 @@ const maxRowVectorRegs = 64
 
 // rowVectorVec is the default VEC of a point-by-point launch whose
 // window RowVectors reads as vectors: 4, where the output's rows and the
-// input's are whole vectors of 4 (RowVectorsFit). On the H200
-// (testsuite/results/2026-11-28-h200-s31-sixth/sweep/), dw_mobilenet (3 x 3
-// taps over 16 x 64 x 112 x 112 f32) took 41.44 us on cuda:sm_90 with VEC 2
-// and UNROLL 4 (the default before) and 37.98 with VEC 4 and UNROLL 1
-// (39.90 with UNROLL 2, 40.90 with 4; 129 with VEC 8, its rows too many
-// registers).
+// input's are whole vectors of 4 (RowVectorsFit), else 2 where they are
+// of 2. On the H200 (testsuite/results/2026-11-28-h200-s31-sixth/sweep/),
+// dw_mobilenet (3 x 3 taps over 16 x 64 x 112 x 112 f32) took 41.44 us
+// on cuda:sm_90 with VEC 2 and UNROLL 4 (the default before) and 37.98
+// with VEC 4 and UNROLL 1 (39.90 with UNROLL 2, 40.90 with 4; 129 with
+// VEC 8, its rows too many registers); dw_s2_5x5 (5 x 5 taps at stride
+// 2, whose rows take 80 registers at VEC 4) 11.73 with VEC 2 and UNROLL
+// 1, 12.43 with UNROLL 2 and 29.86 with VEC 4
+// (testsuite/results/2026-11-28-h200-s32-third/sweep/).
 func rowVectorVec(l *Launch) (int64, bool) {
-	const vec = 4
-	if _, err := RowVectorsFit(l, vec); err != nil {
-		return 0, false
+	for _, vec := range []int64{4, 2} {
+		if _, err := RowVectorsFit(l, vec); err == nil {
+			return vec, true
+		}
 	}
-	return vec, true
+	return 0, false
 }
 
 // RowVectorsFit is the window of l's statement when a thread taking vec
@@ -202,15 +206,20 @@ func rowVectorVec(l *Launch) (int64, bool) {
 // vectors, their lengths constants; on a tile-level target, the statement
 // alone (no siblings). Else an error that says why not.
 func RowVectorsFit(l *Launch, vec int64) (*Window, error) {
-	w := MatchWindow(l.Stmt)
+	if l.Target.Tiles && len(l.Also) > 0 {
+		return nil, fmt.Errorf("a launch of several statements")
+	}
+	return rowVectorsFit(l.Stmt, vec)
+}
+
+// rowVectorsFit is RowVectorsFit's test of the statement alone.
+func rowVectorsFit(s *ir.Stmt, vec int64) (*Window, error) {
+	w := MatchWindow(s)
 	if w == nil {
 		return nil, fmt.Errorf("the statement is no window of constant strides and offsets over its output's last two indices")
 	}
 	if _, _, ok := RowVectors(w, vec); !ok {
 		return nil, fmt.Errorf("the window's rows of %d-point groups take more than %d registers", vec, maxRowVectorRegs)
-	}
-	if l.Target.Tiles && len(l.Also) > 0 {
-		return nil, fmt.Errorf("a launch of several statements")
 	}
 	n := len(w.Load.Tensor.Shape)
 	for _, e := range []ir.Expr{Extent([]*ir.Index{w.OW}), w.Load.Tensor.Shape[n-1]} {
@@ -244,9 +253,18 @@ func (windowTemplate) Name() string { return "window" }
 
 // Accepts takes a window statement of at least MinWindowTaps taps that
 // cover an element at least MinWindowReuse times, whose smallest tile's
-// input fits maxWindowSmem.
+// input fits maxWindowSmem, and whose rows a thread cannot read as
+// vectors of 2 (rowVectorsFit). Point by point with their rows read as
+// vectors, on the H200 (testsuite/results/2026-11-28-h200-s32-third/),
+// 5 x 5 taps at stride 2 over 8 x 128 x 56 x 56 f32 (dw_s2_5x5) took
+// 11.72 us on cuda:sm_90 against 13.44 in this template's tiles, a
+// moving average of 17 taps over rows of 16384 (moving_average_kb) 5.29
+// against 7.83, and the same on hip:nvidia.
 func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	w := MatchWindow(s)
+	if _, err := rowVectorsFit(s, 2); err == nil {
+		return false
+	}
 	return w != nil && w.Taps >= MinWindowTaps && w.Reuse() >= MinWindowReuse && stagedBytes(w, 2, 32) <= maxWindowSmem
 }
 

@@ -9,8 +9,10 @@ import (
 
 // TestMatchWindow: a window's strides, first offsets and spans, by hand
 // from each statement's subscripts; subscripts that are no sliding window
-// are not windows. Windows of fewer than MinWindowTaps taps, or that
-// cover an element fewer than MinWindowReuse times, go point by point.
+// are not windows. Windows of fewer than MinWindowTaps taps, that cover
+// an element fewer than MinWindowReuse times, or whose rows a thread
+// reads as vectors go point by point; the window template takes the
+// others.
 func TestMatchWindow(t *testing.T) {
 	prog, diags := frontend.CheckSource("window.kg", `
 kernel dw<N, C, H, W, KH, KW; stride: i32 = 1, pad: i32 = 0, dil: i32 = 1>(X: f32[N, C, H, W], Wt: f32[C, KH, KW]) -> (Y: f32[N, C, OH, OW])
@@ -31,6 +33,7 @@ kernel swapped<H, W>(X: f32[H, W]) -> (Y: f32[H, W]) {
 }
 instance dw3 = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, pad = 1>
 instance dw5_s2 = dw<N = 2, C = 4, H = 16, W = 16, KH = 5, KW = 5, stride = 2, pad = 2>
+instance dw5_s2_odd = dw<N = 2, C = 4, H = 15, W = 15, KH = 5, KW = 5, stride = 2, pad = 2>
 instance dw3_s2 = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, stride = 2, pad = 1>
 instance dw4_s4 = dw<N = 2, C = 4, H = 16, W = 16, KH = 4, KW = 4, stride = 4>
 instance dw3_dil = dw<N = 2, C = 4, H = 16, W = 16, KH = 3, KW = 3, pad = 2, dil = 2>
@@ -42,15 +45,19 @@ instance swapped_small = swapped<H = 8, W = 8>
 	if diags.HasErrors() {
 		t.Fatalf("%v", diags.Diags[0].Msg)
 	}
-	type want struct{ sh, sw, h0, w0, spanH, spanW, taps int64 }
+	type want struct {
+		sh, sw, h0, w0, spanH, spanW, taps int64
+		tmpl                               string
+	}
 	wants := map[string]*want{
-		"dw3":           {1, 1, -1, -1, 3, 3, 9},
-		"dw5_s2":        {2, 2, -2, -2, 5, 5, 25},
-		"dw3_s2":        {2, 2, -1, -1, 3, 3, 9},
-		"dw4_s4":        {4, 4, 0, 0, 4, 4, 16}, // 16 taps, but an element under 1 window
-		"dw3_dil":       {1, 1, -2, -2, 5, 5, 9},
-		"flipped_small": {1, 1, -2, 0, 3, 5, 15},
-		"rows_small":    {1, 1, 0, 0, 1, 8, 8},
+		"dw3":           {1, 1, -1, -1, 3, 3, 9, "generic"},
+		"dw5_s2":        {2, 2, -2, -2, 5, 5, 25, "generic"}, // rows of 8 outputs, 16 inputs: vectors of 4
+		"dw5_s2_odd":    {2, 2, -2, -2, 5, 5, 25, "window"},  // rows of 8 outputs, 15 inputs
+		"dw3_s2":        {2, 2, -1, -1, 3, 3, 9, "generic"},
+		"dw4_s4":        {4, 4, 0, 0, 4, 4, 16, "generic"}, // 16 taps, but an element under 1 window
+		"dw3_dil":       {1, 1, -2, -2, 5, 5, 9, "generic"},
+		"flipped_small": {1, 1, -2, 0, 3, 5, 15, "window"}, // rows of 9
+		"rows_small":    {1, 1, 0, 0, 1, 8, 8, "generic"},
 		"squared_small": nil, // h * h: no stride
 		"swapped_small": nil, // the rows slide along w
 	}
@@ -75,15 +82,8 @@ instance swapped_small = swapped<H = 8, W = 8>
 			if got != [7]int64{want.sh, want.sw, want.h0, want.w0, want.spanH, want.spanW, want.taps} {
 				t.Errorf("%s: strides, offsets, spans and taps %v, want %+v", in.Name, got, *want)
 			}
-			// Windows of fewer than MinWindowTaps taps, or under
-			// fewer than MinWindowReuse windows an element, go point by
-			// point.
-			tmpl := "window"
-			if w.Taps < lower.MinWindowTaps || w.Reuse() < lower.MinWindowReuse {
-				tmpl = "generic"
-			}
-			if name := p.Launches[0].Template.Name(); name != tmpl {
-				t.Errorf("%s: template %s, want %s", in.Name, name, tmpl)
+			if name := p.Launches[0].Template.Name(); name != want.tmpl {
+				t.Errorf("%s: template %s, want %s", in.Name, name, want.tmpl)
 			}
 		}
 	}
@@ -123,10 +123,10 @@ instance s4 = pool<H = 4096, W = 4096, K = 8, S = 4>
 }
 
 // TestRowVectorVec: a point-by-point 3 x 3 window at stride 1 whose output
-// and input rows are whole vectors of 4 takes VEC 4, a group a step, on a
-// CUDA or HIP target (its rows read as vectors: lower.RowVectors); rows
-// of 18 keep windowVec's 2 and 4 (Triton's generic template is its own,
-// with BLOCK and no VEC). RowVectors' first
+// and input rows are whole vectors of 4 takes VEC 4, a group a step (its
+// rows read as vectors: lower.RowVectors); rows of 18, whole vectors of 2
+// only, VEC 2, a group a step; rows of 17 windowVec's 2 and 4 (its scalar
+// loop at run time; Triton's tile templates are tested apart). RowVectors' first
 // column and vectors a row, by hand: 3 taps from -1 at VEC 4 read
 // columns -4 to 7, three vectors; a dilated window's 5 columns from -2
 // at VEC 2, -2 to 3.
@@ -140,6 +140,7 @@ kernel dil<N, H, W>(X: f32[N, H, W], Wt: f32[3, 3]) -> (Y: f32[N, H, W]) {
 }
 instance dw16 = dw<N = 2, H = 8, W = 16>
 instance dw18 = dw<N = 2, H = 8, W = 18>
+instance dw17 = dw<N = 2, H = 8, W = 17>
 instance dil16 = dil<N = 2, H = 8, W = 16>
 `)
 	if diags.HasErrors() {
@@ -151,7 +152,8 @@ instance dil16 = dil<N = 2, H = 8, W = 16>
 		config want
 	}{
 		{"dw16", want{4, 1}},
-		{"dw18", want{2, 4}},
+		{"dw18", want{2, 1}},
+		{"dw17", want{2, 4}},
 		{"dil16", want{4, 1}},
 	} {
 		in := prog.Instance(c.inst)

@@ -217,7 +217,7 @@ func TestEmulatedWindows(t *testing.T) {
 // TestEmulatedWindowTiles emulates testdata/windows.kg's window launches
 // in tiles of 2 to 8 rows and 32 or 64 columns, of 64 and 128 threads:
 // several tiles a plane, partial at the bottom and right edges (dw_wide's
-// rows of 70, pool_s1's of 37), where a tile that stages the wrong rows,
+// rows of 69, pool_s1's of 37), where a tile that stages the wrong rows,
 // misses a halo or reads its neighbour's shows as a wrong output.
 func TestEmulatedWindowTiles(t *testing.T) {
 	gxx := emulatorGxx(t)

@@ -352,7 +352,7 @@ func TestTritonColumnLanesInterpreted(t *testing.T) {
 // wrong leave outputs unwritten (NaN-poisoned) or written twice.
 func TestTritonUnrollInterpreted(t *testing.T) {
 	python := interpreterPython(t)
-	allPass(t, python, "--seeds", "1", "--max-work", "3e4", "--config", "generic.BLOCK=128,generic.num_warps=1,generic.UNROLL=4,elementwise.BLOCK=256,elementwise.num_warps=1,elementwise.UNROLL=8",
+	allPass(t, python, "--seeds", "1", "--max-work", "3e4", "--config", "generic.BLOCK=128,generic.num_warps=1,generic.UNROLL=4,generic.VEC=1,elementwise.BLOCK=256,elementwise.num_warps=1,elementwise.UNROLL=8",
 		"../../examples/pooling.kg", "../../examples/pad_concat.kg", "../../examples/elementwise.kg", "../../backends/cuda/testdata/reuse.kg")
 }
 

@@ -1,4 +1,6 @@
-// Experiment (session 32): how much of a reduce-then-apply plan's second
+// Experiment (session 32; measured as first written, in
+// testsuite/results/2026-11-28-h200-s32-first/l2/; since then only its
+// block sums share one function): how much of a reduce-then-apply plan's second
 // read can the L2 serve? kgen computes frobenius_kb (Y = X / ||X||, X of
 // 4096 x 4096 f32, 64 MiB) as a reduction of 256 chunks of X, a block a
 // chunk, then an elementwise launch that reads X again in order: 3 x 64
@@ -28,15 +30,8 @@
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
-// Sum of squares of chunk blockIdx.x (n4 float4s in chunks of n4/gridDim.x).
-__global__ void __launch_bounds__(1024) reduce_chunked(const float4* __restrict__ x, long n4, float* __restrict__ part) {
-  long per = n4 / gridDim.x;
-  const float4* c = x + (long)blockIdx.x * per;
-  float s = 0;
-  for (long i = threadIdx.x; i < per; i += blockDim.x) {
-    float4 v = c[i];
-    s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
-  }
+// The block's sum of each thread's s, into part[blockIdx.x].
+__device__ void block_sum(float s, float* __restrict__ part) {
   __shared__ float red[32];
   for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(~0u, s, o);
   if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s;
@@ -48,6 +43,18 @@ __global__ void __launch_bounds__(1024) reduce_chunked(const float4* __restrict_
   }
 }
 
+// Sum of squares of chunk blockIdx.x (n4 float4s in chunks of n4/gridDim.x).
+__global__ void __launch_bounds__(1024) reduce_chunked(const float4* __restrict__ x, long n4, float* __restrict__ part) {
+  long per = n4 / gridDim.x;
+  const float4* c = x + (long)blockIdx.x * per;
+  float s = 0;
+  for (long i = threadIdx.x; i < per; i += blockDim.x) {
+    float4 v = c[i];
+    s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+  }
+  block_sum(s, part);
+}
+
 // The same sum, every block striding over all of x.
 __global__ void __launch_bounds__(1024) reduce_swept(const float4* __restrict__ x, long n4, float* __restrict__ part) {
   float s = 0;
@@ -55,15 +62,7 @@ __global__ void __launch_bounds__(1024) reduce_swept(const float4* __restrict__ 
     float4 v = x[i];
     s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
   }
-  __shared__ float red[32];
-  for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(~0u, s, o);
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = s;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    s = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0;
-    for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(~0u, s, o);
-    if (threadIdx.x == 0) part[blockIdx.x] = s;
-  }
+  block_sum(s, part);
 }
 
 __global__ void finish(const float* __restrict__ part, int n, float* __restrict__ norm) {

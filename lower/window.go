@@ -159,7 +159,7 @@ func constHi(ix *ir.Index) int64 {
 
 // RowVectors is how a thread of a point-by-point launch that takes vec
 // consecutive points of w's output rows reads their taps as vectors
-// along the input's rows (CUDA and HIP's generic template): base is the
+// along the input's rows (the generic template's, on every backend): base is the
 // first column it loads, relative to its first point's column times the
 // stride (a multiple of vec, at or below the least column a tap reads),
 // and vecs the vectors a row; false where its rows take more than
@@ -209,29 +209,29 @@ func RowVectorsFit(l *Launch, vec int64) (*Window, error) {
 	if l.Target.Tiles && len(l.Also) > 0 {
 		return nil, fmt.Errorf("a launch of several statements")
 	}
-	return rowVectorsFit(l.Stmt, vec)
-}
-
-// rowVectorsFit is RowVectorsFit's test of the statement alone.
-func rowVectorsFit(s *ir.Stmt, vec int64) (*Window, error) {
-	w := MatchWindow(s)
+	w := MatchWindow(l.Stmt)
 	if w == nil {
 		return nil, fmt.Errorf("the statement is no window of constant strides and offsets over its output's last two indices")
 	}
+	return w, rowsFit(w, vec)
+}
+
+// rowsFit is RowVectorsFit's test of the window alone.
+func rowsFit(w *Window, vec int64) error {
 	if _, _, ok := RowVectors(w, vec); !ok {
-		return nil, fmt.Errorf("the window's rows of %d-point groups take more than %d registers", vec, maxRowVectorRegs)
+		return fmt.Errorf("the window's rows of %d-point groups take more than %d registers", vec, maxRowVectorRegs)
 	}
 	n := len(w.Load.Tensor.Shape)
 	for _, e := range []ir.Expr{Extent([]*ir.Index{w.OW}), w.Load.Tensor.Shape[n-1]} {
 		c, ok := Simplify(e).(*ir.Const)
 		if !ok {
-			return nil, fmt.Errorf("rows of a length known only at run time")
+			return fmt.Errorf("rows of a length known only at run time")
 		}
 		if c.I%vec != 0 {
-			return nil, fmt.Errorf("rows of %d elements, not whole vectors of %d", c.I, vec)
+			return fmt.Errorf("rows of %d elements, not whole vectors of %d", c.I, vec)
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // WindowStaged is the tile of the input that a TH x TW tile of outputs
@@ -254,7 +254,7 @@ func (windowTemplate) Name() string { return "window" }
 // Accepts takes a window statement of at least MinWindowTaps taps that
 // cover an element at least MinWindowReuse times, whose smallest tile's
 // input fits maxWindowSmem, and whose rows a thread cannot read as
-// vectors of 2 (rowVectorsFit). Point by point with their rows read as
+// vectors of 2 (rowsFit). Point by point with their rows read as
 // vectors, on the H200 (testsuite/results/2026-11-28-h200-s32-third/),
 // 5 x 5 taps at stride 2 over 8 x 128 x 56 x 56 f32 (dw_s2_5x5) took
 // 11.72 us on cuda:sm_90 against 13.44 in this template's tiles, a
@@ -262,10 +262,7 @@ func (windowTemplate) Name() string { return "window" }
 // against 7.83, and the same on hip:nvidia.
 func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	w := MatchWindow(s)
-	if _, err := rowVectorsFit(s, 2); err == nil {
-		return false
-	}
-	return w != nil && w.Taps >= MinWindowTaps && w.Reuse() >= MinWindowReuse && stagedBytes(w, 2, 32) <= maxWindowSmem
+	return w != nil && w.Taps >= MinWindowTaps && w.Reuse() >= MinWindowReuse && stagedBytes(w, 2, 32) <= maxWindowSmem && rowsFit(w, 2) != nil
 }
 
 // MinWindowTaps is the fewest taps of a window the window template

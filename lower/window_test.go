@@ -129,7 +129,11 @@ instance s4 = pool<H = 4096, W = 4096, K = 8, S = 4>
 // loop at run time; Triton's tile templates are tested apart). RowVectors' first
 // column and vectors a row, by hand: 3 taps from -1 at VEC 4 read
 // columns -4 to 7, three vectors; a dilated window's 5 columns from -2
-// at VEC 2, -2 to 3.
+// at VEC 2, -2 to 3; at stride 2, 3 taps from -1 at VEC 4 columns -1 to
+// 7 of 2 x the first point's (-4 to 7, three vectors), and 5 taps from -2
+// at VEC 2 columns -2 to 4 (four vectors), at VEC 4 -2 to 8 (-4 to 11,
+// four vectors: 5 rows of 16, more registers than rows may take). A
+// window at stride 2 whose rows fit takes VEC 4 too; the 5 x 5 one, VEC 2.
 func TestRowVectorVec(t *testing.T) {
 	prog, diags := frontend.CheckSource("rows.kg", `
 kernel dw<N, H, W>(X: f32[N, H, W], Wt: f32[3, 3]) -> (Y: f32[N, H, W]) {
@@ -142,6 +146,12 @@ instance dw16 = dw<N = 2, H = 8, W = 16>
 instance dw18 = dw<N = 2, H = 8, W = 18>
 instance dw17 = dw<N = 2, H = 8, W = 17>
 instance dil16 = dil<N = 2, H = 8, W = 16>
+kernel dws<N, H, W, K; stride: i32 = 2, pad: i32 = 1>(X: f32[N, H, W], Wt: f32[K, K]) -> (Y: f32[N, OH, OW])
+    where OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1 {
+  Y[n, oh, ow] = sum[kh in 0..K, kw in 0..K]((X[n, oh * stride + kh - pad, ow * stride + kw - pad] ?? 0) * Wt[kh, kw])
+}
+instance s2k3 = dws<N = 2, H = 16, W = 16, K = 3>
+instance s2k5 = dws<N = 2, H = 16, W = 16, K = 5, pad = 2>
 `)
 	if diags.HasErrors() {
 		t.Fatalf("%v", diags.Diags[0].Msg)
@@ -155,6 +165,8 @@ instance dil16 = dil<N = 2, H = 8, W = 16>
 		{"dw18", want{2, 1}},
 		{"dw17", want{2, 4}},
 		{"dil16", want{4, 1}},
+		{"s2k3", want{4, 1}},
+		{"s2k5", want{2, 1}},
 	} {
 		in := prog.Instance(c.inst)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
@@ -174,6 +186,8 @@ instance dil16 = dil<N = 2, H = 8, W = 16>
 		{"dw16", 2, -2, 3},
 		{"dil16", 2, -2, 3},
 		{"dil16", 4, -4, 3},
+		{"s2k3", 4, -4, 3},
+		{"s2k5", 2, -2, 4},
 	} {
 		in := prog.Instance(c.inst)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
@@ -185,5 +199,13 @@ instance dil16 = dil<N = 2, H = 8, W = 16>
 		if !ok || base != c.base || vecs != c.vecs {
 			t.Errorf("%s at VEC %d: first column %d, %d vectors (%v), want %d, %d", c.inst, c.vec, base, vecs, ok, c.base, c.vecs)
 		}
+	}
+	in := prog.Instance("s2k5")
+	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, vecs, ok := lower.RowVectors(lower.MatchWindow(p.Launches[0].Stmt), 4); ok || base != -4 || vecs != 4 {
+		t.Errorf("s2k5 at VEC 4: first column %d, %d vectors, fits %v; want -4, 4, not fitting (5 rows of 16)", base, vecs, ok)
 	}
 }

@@ -42,9 +42,10 @@ func TestTritonPhasesInterpreted(t *testing.T) {
 
 // TestTritonWindowsInterpreted runs backends/cuda/testdata/windows.kg in
 // Triton's interpreter against kgen's: its windows whose rows are whole
-// vectors of 4 read them as vectors, 4 points a lane by default (nine
-// instances at strides 1 to 4, with -inf and 0 past the edges, bf16,
-// epilogues) and 2 by --config, the others point by point.
+// vectors read them as vectors, by default 4 points a lane (2 along
+// valid3_rows' rows of 16 outputs and 18 inputs) in 14 launches at
+// strides 1 to 4, with -inf and 0 past the edges, bf16 and epilogues,
+// and 2 a lane by --config; the others point by point.
 func TestTritonWindowsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/windows.kg"

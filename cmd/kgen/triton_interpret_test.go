@@ -43,7 +43,7 @@ func TestTritonPhasesInterpreted(t *testing.T) {
 // TestTritonWindowsInterpreted runs backends/cuda/testdata/windows.kg in
 // Triton's interpreter against kgen's: its windows whose rows are whole
 // vectors read them as vectors, by default 4 points a lane (2 along
-// valid3_rows' rows of 16 outputs and 18 inputs) in 14 launches at
+// valid3_rows' rows of 16 outputs and 18 inputs) in 13 launches at
 // strides 1 to 4, with -inf and 0 past the edges, bf16 and epilogues,
 // and 2 a lane by --config; the others point by point.
 func TestTritonWindowsInterpreted(t *testing.T) {

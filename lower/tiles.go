@@ -147,8 +147,9 @@ func (t tilePointwise) Default(l *Launch) Config {
 	if serial {
 		warps = min(4, block/32)
 		// A window whose rows a lane reads as vectors: VEC points a
-		// lane, still 128 lanes a program where the output fills them.
-		if v, ok := rowVectorVec(l); ok && t.name == "generic" {
+		// lane, still 128 lanes a program where the output fills them
+		// (serial reductions are generic's: elementwise has none).
+		if v, ok := rowVectorVec(l); ok {
 			block = 128 * v
 			if known {
 				block = min(block, max(32*v, nextPow2(points.I)))

@@ -234,6 +234,16 @@ func rowsFit(w *Window, vec int64) error {
 	return nil
 }
 
+// WindowAt is w's load at the batch's element (row, col) of the input:
+// two new indices of those names, and the load's subscripts there.
+func WindowAt(w *Window, row, col string) (r, c *ir.Index, at []ir.Expr) {
+	in := w.Load.Tensor
+	n := len(in.Shape)
+	r, c = &ir.Index{Name: row, Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: col, Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
+	at = append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: r}, &ir.IndexRef{Index: c})
+	return r, c, at
+}
+
 // WindowStaged is the tile of the input that a TH x TW tile of outputs
 // reads: its rows and columns.
 func WindowStaged(w *Window, th, tw int64) (rows, cols int64) {

@@ -99,16 +99,11 @@ func (e *emitter) window(l *lower.Launch) {
 	e.printf("  }\n")
 }
 
-// windowAt is w's load at the batch's element (row, col) of the input,
-// two new indices of those names: the indices, the load's subscripts
-// and, as C, its default (0 where it has none: the input's edge is
-// then never read).
+// windowAt is lower.WindowAt with, as C, the load's default (0 where it
+// has none: the input's edge is then never read).
 func (e *emitter) windowAt(w *lower.Window, row, col string) (r, c *ir.Index, at []ir.Expr, dflt string) {
-	in := w.Load.Tensor
-	n := len(in.Shape)
-	r, c = &ir.Index{Name: row, Lo: ir.IntConst(0), Hi: in.Shape[n-2]}, &ir.Index{Name: col, Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
-	at = append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: r}, &ir.IndexRef{Index: c})
-	dflt = e.expr(&ir.Const{T: in.DType})
+	r, c, at = lower.WindowAt(w, row, col)
+	dflt = e.expr(&ir.Const{T: w.Load.Tensor.DType})
 	if w.Load.Default != nil {
 		dflt = e.expr(w.Load.Default)
 	}

@@ -34,11 +34,9 @@ func (e *emitter) rowWindow(w *lower.Window, vec int64) {
 
 	in := w.Load.Tensor
 	n := len(in.Shape)
-	row := &ir.Index{Name: "kg_row", Lo: ir.IntConst(0), Hi: in.Shape[n-2]}
-	col := &ir.Index{Name: "kg_col", Lo: ir.IntConst(0), Hi: in.Shape[n-1]}
+	row, col, at := lower.WindowAt(w, "kg_row", "kg_col")
 	e.vars[row], e.lane[row] = "kg_row", true
 	e.vars[col], e.lane[col] = "kg_col", true
-	at := append(append([]ir.Expr{}, w.Load.Index[:n-2]...), &ir.IndexRef{Index: row}, &ir.IndexRef{Index: col})
 	dflt := "0"
 	if w.Load.Default != nil {
 		dflt = strip(e.expr(w.Load.Default, ""))

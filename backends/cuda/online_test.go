@@ -14,9 +14,12 @@ import (
 // are the interpreter's, on the
 // CPU: with blocks of 64 threads (each thread 35 points of a row; in
 // chunks of 4 where the rows are whole chunks; rows enough that the sums
-// are not split) and with groups of 8 threads a row. not_paired and
-// softmax keep their passes; layernorm's mean and variance take one, then
-// its output another.
+// are not split), with groups of 8 threads a row, and staged in shared
+// memory (STAGE=1), where the copy of a row takes its first let's
+// reductions, and their pairs where no other pass is left, as it goes.
+// not_paired and softmax keep their passes (staged, softmax's max takes
+// the copy's); layernorm's mean and variance take one, then its output
+// another.
 func TestEmulatedOnline(t *testing.T) {
 	spec, err := os.ReadFile("testdata/online.kg")
 	if err != nil {
@@ -28,7 +31,9 @@ func TestEmulatedOnline(t *testing.T) {
 	}{
 		{"blocks", lower.Config{"THREADS": 64, "STAGE": 0, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 1, "VEC": 4}},
 		{"groups of 8", lower.Config{"THREADS": 64, "STAGE": 0, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 8, "VEC": 1}},
+		{"staged", lower.Config{"THREADS": 64, "STAGE": 1, "PREFETCH": 0, "CLUSTER": 1, "BLOCK_ROWS": 1, "VEC": 1}},
 	} {
+		staged := c.cfg["STAGE"] == 1
 		t.Run(c.name, func(t *testing.T) {
 			var plans []*lower.Plan
 			for _, p := range plansFor(t, "online.kg", string(spec), sm80) {
@@ -45,6 +50,10 @@ func TestEmulatedOnline(t *testing.T) {
 					t.Fatalf("%s: rows kept in registers; the test needs them streamed", p.Name)
 				}
 				src := Emit([]*lower.Plan{p})
+				_, _, stages := lower.RowStage(p.Launches[0])
+				if staged && stages != strings.Contains(src, "the chunk's first point") {
+					t.Errorf("%s: the row is staged (%v) but its copy takes no points, or the reverse:\n%s", p.Name, stages, src)
+				}
 				want := 1
 				if p.Name == "not_paired_odd" || p.Name == "softmax_odd" {
 					want = 0

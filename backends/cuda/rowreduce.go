@@ -131,18 +131,23 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	} else if cached {
 		e.declareRows("    ", "kg_c_")
 		e.loadRows("    ", "kg_c_")
-	} else if staged {
-		e.stageRows("    ")
 	}
 	if cached {
 		e.keepShared(stmts, l.Also, l.RowDims)
 	}
 	// Streamed rows compute a max and its sum of shifted exponentials, or
 	// a sum and its squared deviations, in one pass where that leaves one
-	// pass (lower.OnePass); rows kept on chip read their registers or
-	// shared memory once a pass anyway.
+	// pass (lower.OnePass); rows kept in registers read them once a pass
+	// anyway; staged rows take the first statement's reductions, and
+	// their pairs, as they are copied in (stageAccs).
 	var pairs lower.Passes
-	if !cached && !staged {
+	switch {
+	case staged:
+		var accs []stageAcc
+		accs, pairs.Centered = e.stageAccs(stmts, l.RowDims)
+		e.stageRows("    ", accs)
+		e.keepStagedShare(stmts, l.Also, l.RowDims)
+	case !cached:
 		pairs, _ = lower.OnePass(stmts, l.RowDims)
 	}
 	for _, s := range stmts[:len(stmts)-1] {
@@ -152,10 +157,11 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			}
 		}
 		for _, p := range pairs.Centered {
-			if p.Mean == s.Target {
+			if _, done := e.reduced[p.Sum]; p.Mean == s.Target && !done {
 				e.centeredPass("    ", p)
 			}
 		}
+		e.hoistDivisors("    ", s)
 		reg := "kg_v_" + s.Target.Name
 		e.printf("    %s %s;\n", e.cType(s.Target.DType), reg)
 		e.printf("    {  // let %s\n", s.Target.Name)
@@ -178,6 +184,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(lower.Refs(rows), s.Target.Shape), reg)
 		}
 	}
+	e.hoistDivisors("    ", append(slices.Clone(l.Also), final)...)
 	// The statements stored along the row beside the final one, each in
 	// a pass of its own (no shuffles: a group whose row is past the end
 	// skips them).
@@ -228,8 +235,64 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	e.printf("  }\n")
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
 	e.shares, e.shareUses = nil, nil
-	e.stage, e.staged = nil, nil
+	e.stage, e.staged, e.recips = nil, nil, nil
 	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""
+}
+
+// A recip is a divisor and the KgRecip that holds its reciprocal.
+type recip struct {
+	divisor ir.Expr
+	name    string
+}
+
+// hoistDivisors declares, once a row, a KgRecip (the prelude's
+// kg_recip) for each f32 divisor in stmts, the row's next statements to
+// compute, that is the same at every point of the row: a softmax's sum, a
+// norm's square root of its variance, a temperature. Their divisions then
+// multiply by its reciprocal and correct the quotient twice (kg_div),
+// correctly rounded as a division is, rather than each computing a
+// reciprocal of its own and testing its operands for the divide
+// instruction's fast path: 7 instructions where it took 12.
+func (e *emitter) hoistDivisors(indent string, stmts ...*ir.Stmt) {
+	for _, s := range stmts {
+		ir.Walk(s.Value, func(x ir.Expr) bool {
+			b, ok := x.(*ir.Binary)
+			if ok && b.Op == ir.Div && b.Type() == ir.F32 && e.rowInvariant(b.Y) && e.recipOf(b.Y) == "" {
+				d := fmt.Sprintf("kg_d%d", len(e.recips))
+				e.printf("%sconst KgRecip %s = kg_recip(%s);  // a divisor, one a row\n", indent, d, e.expr(b.Y))
+				e.recips = append(e.recips, recip{b.Y, d})
+			}
+			return true
+		})
+	}
+}
+
+// rowInvariant reports whether x has one value over the whole row: it
+// refers to no index but the row's, reads only the launch's lets (held in
+// registers) and inputs at such indices, and holds no reduction.
+func (e *emitter) rowInvariant(x ir.Expr) bool {
+	return !ir.Any(x, func(y ir.Expr) bool {
+		switch y := y.(type) {
+		case *ir.Reduce:
+			return true
+		case *ir.IndexRef:
+			return !slices.Contains(e.rowIndex, y.Index)
+		case *ir.Load:
+			_, isLet := e.regs[y.Tensor]
+			return !isLet && (y.Tensor.Kind != ir.Input || y.Default != nil)
+		}
+		return false
+	})
+}
+
+// recipOf names the KgRecip of divisor x, if hoistDivisors declared one.
+func (e *emitter) recipOf(x ir.Expr) string {
+	for _, r := range e.recips {
+		if ir.Equal(r.divisor, x) {
+			return r.name
+		}
+	}
+	return ""
 }
 
 // rowOutput stores the row's elements of s, the final statement or one
@@ -304,11 +367,17 @@ const stageBatch = 8
 // one) moves with one aligned vector load and store, but for the first
 // and last, partly outside the row, whose elements move one at a time.
 // Element i of the row is then kg_s_X[i + kg_sh_X]. A barrier follows:
-// the passes over the row read what other threads copied.
-func (e *emitter) stageRows(indent string) {
+// the passes over the row read what other threads copied. The copy of
+// the one staged input takes the points of accs (stageAccs) from its
+// registers, the chunks of each batch after they are all loaded.
+func (e *emitter) stageRows(indent string, accs []stageAcc) {
 	idx := lower.Refs(e.rowIndex)
 	idx = append(idx, ir.IntConst(0))
 	n, b := e.stageN, int64(stageBatch)
+	for _, a := range accs {
+		a.declare(indent)
+		a.open(indent)
+	}
 	for _, t := range e.staged {
 		ct, v := e.cType(t.DType), lower.StageChunk(t.DType)
 		rp, sh, sp := "kg_rp_"+t.Name, "kg_sh_"+t.Name, e.stage[t]
@@ -334,12 +403,115 @@ func (e *emitter) stageRows(indent string) {
 		e.printf("%s  #pragma unroll\n", in)
 		e.printf("%s  for (int kg_b = 0; kg_b < %d; ++kg_b) {\n", in, b)
 		e.printf("%s    const int64_t kg_c = kg_c0 + (int64_t)kg_b * blockDim.x;\n", in)
-		e.printf("%s    if (kg_c < kg_chunks) *(KgVec<%s, %d>*)(%s + kg_c * %d) = kg_x[kg_b];\n", in, ct, v, sp, v)
+		if len(accs) == 0 {
+			e.printf("%s    if (kg_c < kg_chunks) *(KgVec<%s, %d>*)(%s + kg_c * %d) = kg_x[kg_b];\n", in, ct, v, sp, v)
+		} else {
+			e.printf("%s    if (kg_c < kg_chunks) {\n", in)
+			e.printf("%s      *(KgVec<%s, %d>*)(%s + kg_c * %d) = kg_x[kg_b];\n", in, ct, v, sp, v)
+			e.printf("%s      const int kg_p0 = (int)kg_c * %d - %s;  // the chunk's first point\n", in, v, sh)
+			e.printf("%s      if (kg_p0 >= 0 && kg_p0 + %d <= %d) {  // all in the row\n", in, v, n)
+			e.stagePoints(in+"        ", t, v, "", accs)
+			e.printf("%s      } else {\n", in)
+			e.stagePoints(in+"        ", t, v, fmt.Sprintf("if (kg_p0 + kg_e >= 0 && kg_p0 + kg_e < %d) ", n), accs)
+			e.printf("%s      }\n", in)
+			e.printf("%s    }\n", in)
+		}
 		e.printf("%s  }\n", in)
 		e.printf("%s}\n", in)
 		e.printf("%s}\n", indent)
 	}
 	e.printf("%s__syncthreads();\n", indent)
+	for _, a := range accs {
+		a.close(indent)
+	}
+}
+
+// A stageAcc is a rowAcc that stageRows computes, over the points of
+// reduction r.
+type stageAcc struct {
+	rowAcc
+	r *ir.Reduce
+}
+
+// stagePoints takes the points of a chunk kg_x[kg_b] of staged input t
+// (v elements, from point kg_p0) for each of accs, each point under
+// condition cond ("if (...) " or empty).
+func (e *emitter) stagePoints(indent string, t *ir.Tensor, v int64, cond string, accs []stageAcc) {
+	e.stageVec = map[*ir.Tensor]string{t: "kg_x[kg_b]"}
+	e.printf("%s#pragma unroll\n", indent)
+	e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) %s{\n", indent, v, cond)
+	for _, a := range accs {
+		ax := a.r.Axes[0]
+		e.loop = ax
+		e.printf("%s  {\n", indent)
+		e.printf("%s    const int64_t %s = kg_p0 + kg_e;\n", indent, name(ax.Name))
+		a.point(indent + "    ")
+		e.printf("%s  }\n", indent)
+	}
+	e.printf("%s}\n", indent)
+	e.loop, e.stageVec = nil, nil
+}
+
+// stageAccs lists what the copy of a staged row into shared memory
+// computes as it goes (stageRows): the reductions of the launch's first
+// statement (stmts, its fused statements then its own), where each is
+// over the row's points and reads only the one staged input, the row's
+// indices and what is in memory before the launch; and where that
+// statement is a sum that later squared deviations are taken from, or a
+// max that a later sum of exponentials is shifted by where no other pass
+// is left (lower.OnePass), the pair in one (centeredAcc, onlineAcc); it
+// returns the centered pairs too. A thread then takes its chunks' points
+// while the block's later loads are in flight, and the launch makes one
+// or two passes over shared memory fewer. (A softmax's sum waits for its
+// max: its pass keeps each exponential for the outputs' in place of the
+// row, keepStagedShare, which costs less than computing them twice.)
+func (e *emitter) stageAccs(stmts []*ir.Stmt, rowDims int) ([]stageAcc, []lower.CenteredSum) {
+	if len(e.staged) != 1 || len(stmts) < 2 {
+		return nil, nil
+	}
+	rs := ir.TopReductions(stmts[0].Value)
+	for _, r := range rs {
+		if !e.overStagedRow(r, stmts) {
+			return nil, nil
+		}
+	}
+	pairs, _ := lower.OnePass(stmts, rowDims)
+	var accs []stageAcc
+	var centered []lower.CenteredSum
+	for i, r := range rs {
+		a := stageAcc{r: r}
+		if j := slices.IndexFunc(pairs.Online, func(p lower.OnlineSum) bool { return p.Max == r }); j >= 0 {
+			a.rowAcc = e.onlineAcc(pairs.Online[j], fmt.Sprintf("kg_om%d", i), fmt.Sprintf("kg_os%d", i))
+		} else if j := slices.IndexFunc(pairs.Centered, func(p lower.CenteredSum) bool { return p.Sum == r }); j >= 0 {
+			a.rowAcc = e.centeredAcc(pairs.Centered[j], fmt.Sprintf("kg_sp%d", i))
+			centered = append(centered, pairs.Centered[j])
+		} else {
+			a.rowAcc = e.plainAcc(r, fmt.Sprintf("kg_sp%d", i))
+		}
+		accs = append(accs, a)
+	}
+	return accs, centered
+}
+
+// overStagedRow reports whether reduction r is over the staged rows'
+// points (one index, from 0 to their length) and reads no tensor that
+// the launch's statements stmts write, nor a reduction of its own.
+func (e *emitter) overStagedRow(r *ir.Reduce, stmts []*ir.Stmt) bool {
+	if len(r.Axes) != 1 {
+		return false
+	}
+	lo, isLo := lower.Simplify(r.Axes[0].Lo).(*ir.Const)
+	hi, isHi := lower.Simplify(r.Axes[0].Hi).(*ir.Const)
+	if !isLo || !isHi || lo.I != 0 || hi.I != e.stageN {
+		return false
+	}
+	return !ir.Any(r.Body, func(x ir.Expr) bool {
+		if _, nested := x.(*ir.Reduce); nested {
+			return true
+		}
+		ld, ok := x.(*ir.Load)
+		return ok && slices.ContainsFunc(stmts, func(s *ir.Stmt) bool { return s.Target == ld.Tensor })
+	})
 }
 
 // declareRows declares a register array per cached input, named prefix +
@@ -394,7 +566,8 @@ func (e *emitter) loadRows(indent, prefix string) {
 // holds its first element (kg_shy elements in), each computed element by
 // element (the staged rows' loads read shared memory) and stored with one
 // aligned vector store, but for the first and last chunks, partly outside
-// the row, stored element by element. Where every staged input of the
+// the row, computed and stored element by element where in it (the
+// others test no element). Where every staged input of the
 // output's element size that the statement reads starts its row as far
 // into its chunk as the output (checked for each row; so it is when the
 // rows have the same length and the tensors are aligned), a chunk's
@@ -415,12 +588,12 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	e.printf("%sfor (int64_t kg_c = threadIdx.x; kg_c < kg_ychunks; kg_c += blockDim.x) {\n", in)
 	e.printf("%s  const int64_t kg_i0 = kg_c * %d - kg_shy;\n", in, v)
 	e.printf("%s  KgVec<%s, %d> kg_vy;\n", in, t, v)
-	elements := func(in string) {
+	elements := func(in, check string) {
 		e.printf("%s#pragma unroll\n", in)
 		e.printf("%sfor (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
 		e.printf("%s  const int64_t %s = kg_i0 + kg_e;\n", in, name(col.Name))
 		e.loop = col
-		e.printf("%s  if (%s >= 0 && %s < %dL) kg_vy.v[kg_e] = %s;\n", in, name(col.Name), name(col.Name), n, e.expr(s.Value))
+		e.printf("%s  %skg_vy.v[kg_e] = %s;\n", in, check, e.expr(s.Value))
 		e.loop = nil
 		e.printf("%s}\n", in)
 	}
@@ -431,29 +604,30 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 			lined = append(lined, x)
 		}
 	}
+	e.printf("%s  if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {  // the whole chunk in the row\n", in, v, n)
 	if len(lined) == 0 {
-		elements(in + "  ")
+		elements(in+"    ", "")
 	} else {
 		var same []string
 		for _, x := range lined {
 			same = append(same, fmt.Sprintf("kg_sh_%s == kg_shy", x.Name))
 		}
-		e.printf("%s  if (%s) {  // the staged chunks line up with the output's\n", in, strings.Join(same, " && "))
+		e.printf("%s    if (%s) {  // the staged chunks line up with the output's\n", in, strings.Join(same, " && "))
 		e.stageVec = map[*ir.Tensor]string{}
 		for _, x := range lined {
 			ct := e.cType(x.DType)
 			e.stageVec[x] = "kg_sv_" + x.Name
-			e.printf("%s    const KgVec<%s, %d> kg_sv_%s = *(const KgVec<%s, %d>*)(%s + kg_c * %d);\n", in, ct, v, x.Name, ct, v, e.stage[x], v)
+			e.printf("%s      const KgVec<%s, %d> kg_sv_%s = *(const KgVec<%s, %d>*)(%s + kg_c * %d);\n", in, ct, v, x.Name, ct, v, e.stage[x], v)
 		}
-		elements(in + "    ")
+		elements(in+"      ", "")
 		e.stageVec = nil
-		e.printf("%s  } else {\n", in)
-		elements(in + "    ")
-		e.printf("%s  }\n", in)
+		e.printf("%s    } else {\n", in)
+		elements(in+"      ", "")
+		e.printf("%s    }\n", in)
 	}
-	e.printf("%s  if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {\n", in, v, n)
 	e.printf("%s    *(KgVec<%s, %d>*)(kg_yp - kg_shy + kg_c * %d) = kg_vy;\n", in, t, v, v)
-	e.printf("%s  } else {\n", in)
+	e.printf("%s  } else {  // the first or last, partly outside it\n", in)
+	elements(in+"    ", fmt.Sprintf("if (%s >= 0 && %s < %dL) ", name(col.Name), name(col.Name), n))
 	e.printf("%s    #pragma unroll\n", in)
 	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) if (kg_i0 + kg_e >= 0 && kg_i0 + kg_e < %dL) kg_yp[kg_i0 + kg_e] = kg_vy.v[kg_e];\n", in, v, n)
 	e.printf("%s  }\n", in)
@@ -788,24 +962,51 @@ func (e *emitter) closeRowLoop(indent string) {
 func (e *emitter) blockReductions(indent string, v ir.Expr) {
 	for _, r := range ir.TopReductions(v) {
 		if _, done := e.reduced[r]; done {
-			continue // an online pass's (onlinePass)
+			continue // an online pass's (onlinePass) or the staging's (stageAccs)
 		}
-		reg := fmt.Sprintf("kg_r%d", e.acc)
-		e.acc++
-		t := e.cType(r.T)
-		n := lower.Extent(r.Axes)
-		e.printf("%s%s %s;\n", indent, t, reg)
-		e.printf("%s{\n", indent)
-		e.printf("%s  %s kg_part = %s;\n", indent, t, identity(r.Op, r.T))
-		e.shareUse = e.shareUses[r]
-		e.rowPass(indent+"  ", "kg_k", e.paren(n), r.Axes, r.Body, func(in string) {
-			e.decompose(in, "kg_k", "kg_krest", r.Axes)
-			e.printf("%skg_part = %s;\n", in, e.accumulate(r, "kg_part"))
-		})
-		e.shareUse = nil
-		e.reduceAcross(indent+"  ", reg, r.Op, r.T, "kg_part")
-		e.printf("%s}\n", indent)
-		e.reduced[r] = reg
+		e.onePass(indent, r, e.plainAcc(r, "kg_part"))
+	}
+}
+
+// A rowAcc is what a pass over a row computes at its points: declare
+// declares the registers that its reductions will stand for (e.reduced),
+// open the thread's own, point takes one point (the pass's index in
+// scope), and close combines the row's threads' parts into the first.
+type rowAcc struct {
+	declare, open, point, close func(indent string)
+}
+
+// onePass computes a in a pass of its own over the points of reduction
+// r (its axes and body), in a block that scopes the thread's registers.
+func (e *emitter) onePass(indent string, r *ir.Reduce, a rowAcc) {
+	a.declare(indent)
+	e.printf("%s{\n", indent)
+	a.open(indent + "  ")
+	e.rowPass(indent+"  ", "kg_k", e.paren(lower.Extent(r.Axes)), r.Axes, r.Body, func(in string) {
+		e.decompose(in, "kg_k", "kg_krest", r.Axes)
+		a.point(in)
+	})
+	a.close(indent + "  ")
+	e.printf("%s}\n", indent)
+}
+
+// plainAcc is reduction r, each thread's part in register part.
+func (e *emitter) plainAcc(r *ir.Reduce, part string) rowAcc {
+	reg := fmt.Sprintf("kg_r%d", e.acc)
+	e.acc++
+	t := e.cType(r.T)
+	return rowAcc{
+		declare: func(in string) { e.printf("%s%s %s;\n", in, t, reg) },
+		open:    func(in string) { e.printf("%s%s %s = %s;\n", in, t, part, identity(r.Op, r.T)) },
+		point: func(in string) {
+			e.shareUse = e.shareUses[r]
+			e.printf("%s%s = %s;\n", in, part, e.accumulate(r, part))
+			e.shareUse = nil
+		},
+		close: func(in string) {
+			e.reduceAcross(in, reg, r.Op, r.T, part)
+			e.reduced[r] = reg
+		},
 	}
 }
 
@@ -829,39 +1030,47 @@ func (e *emitter) reduceAcross(indent, dst string, op ir.ReduceOp, t ir.DType, p
 
 // centeredPass computes a CenteredSum's sum in one pass over the row
 // (see lower.CenteredSum) into a register that the reduction then stands
-// for, each thread keeping, shifted by its first point K, the sum S1 and
-// the sum of squares S2 of its n points (centeredNames), from which
-// centeredSquares makes the squared deviations once the mean is known.
+// for (centeredAcc), from which centeredSquares makes the squared
+// deviations once the mean is known.
 func (e *emitter) centeredPass(indent string, p lower.CenteredSum) {
+	e.onePass(indent, p.Sum, e.centeredAcc(p, "kg_part"))
+}
+
+// centeredAcc is a CenteredSum's sum, each thread keeping its part in
+// register part and, shifted by its first point K, the sum S1 and the sum of
+// squares S2 of its n points (centeredNames), which outlive the pass.
+func (e *emitter) centeredAcc(p lower.CenteredSum, part string) rowAcc {
 	t := p.Sum.T
 	ct := e.cType(t)
 	sum := fmt.Sprintf("kg_r%d", e.acc)
 	e.acc++
 	zero := identity(ir.Sum, t)
-	n := lower.Extent(p.Sum.Axes)
-	e.printf("%s%s %s;  // the sum for %s; with the squares of its points' deviations, in one pass\n", indent, ct, sum, p.Mean.Name)
 	cn, ck, cs1, cs2 := centeredNames(p)
-	e.printf("%s%s %s = %s, %s = %s, %s = %s, %s = %s;\n", indent, ct, cn, zero, ck, zero, cs1, zero, cs2, zero)
-	e.printf("%s{\n", indent)
-	e.printf("%s  %s kg_part = %s;\n", indent, ct, zero)
-	e.rowPass(indent+"  ", "kg_k", e.paren(n), p.Sum.Axes, p.Sum.Body, func(in string) {
-		e.decompose(in, "kg_k", "kg_krest", p.Sum.Axes)
-		e.printf("%sconst %s kg_cx = %s;\n", in, ct, e.expr(p.Sum.Body))
-		e.printf("%sif (%s == %s) %s = kg_cx;  // the thread's shift: its first point\n", in, cn, zero, ck)
-		e.printf("%sconst %s kg_cd = kg_cx - %s;\n", in, ct, ck)
-		e.printf("%s%s = %s + kg_cd;\n", in, cs1, cs1)
-		e.printf("%s%s = %s + kg_cd * kg_cd;\n", in, cs2, cs2)
-		e.printf("%s%s = %s + %s;\n", in, cn, cn, constant(ir.FloatConst(t, 1)))
-		e.printf("%skg_part = kg_part + kg_cx;\n", in)
-	})
-	e.reduceAcross(indent+"  ", sum, ir.Sum, t, "kg_part")
-	e.printf("%s}\n", indent)
-	e.reduced[p.Sum] = sum
+	return rowAcc{
+		declare: func(in string) {
+			e.printf("%s%s %s;  // the sum for %s; with the squares of its points' deviations, in one pass\n", in, ct, sum, p.Mean.Name)
+			e.printf("%s%s %s = %s, %s = %s, %s = %s, %s = %s;\n", in, ct, cn, zero, ck, zero, cs1, zero, cs2, zero)
+		},
+		open: func(in string) { e.printf("%s%s %s = %s;\n", in, ct, part, zero) },
+		point: func(in string) {
+			e.printf("%sconst %s kg_cx = %s;\n", in, ct, e.expr(p.Sum.Body))
+			e.printf("%sif (%s == %s) %s = kg_cx;  // the thread's shift: its first point\n", in, cn, zero, ck)
+			e.printf("%sconst %s kg_cd = kg_cx - %s;\n", in, ct, ck)
+			e.printf("%s%s = %s + kg_cd;\n", in, cs1, cs1)
+			e.printf("%s%s = %s + kg_cd * kg_cd;\n", in, cs2, cs2)
+			e.printf("%s%s = %s + %s;\n", in, cn, cn, constant(ir.FloatConst(t, 1)))
+			e.printf("%s%s = %s + kg_cx;\n", in, part, part)
+		},
+		close: func(in string) {
+			e.reduceAcross(in, sum, ir.Sum, t, part)
+			e.reduced[p.Sum] = sum
+		},
+	}
 }
 
 // centeredSquares sums a CenteredSum's squared deviations from the mean
 // (register mean) across the row's threads, from each thread's shifted
-// sums (centeredPass): S2 - 2 (mean - K) S1 + n (mean - K)^2.
+// sums (centeredAcc): S2 - 2 (mean - K) S1 + n (mean - K)^2.
 func (e *emitter) centeredSquares(indent string, p lower.CenteredSum, mean string) {
 	t := p.Squares.T
 	ct := e.cType(t)
@@ -885,35 +1094,42 @@ func centeredNames(p lower.CenteredSum) (n, k, s1, s2 string) {
 }
 
 // onlinePass computes an OnlineSum's max and sum of shifted exponentials
-// in one pass over the row (see lower.OnlineSum) into two registers,
-// which the two reductions then stand for. Each thread keeps its running
-// max kg_om and sum kg_os; the threads' maxima combine first, then their
-// sums, each rescaled to the row's max.
+// in one pass over the row (see lower.OnlineSum, onlineAcc).
 func (e *emitter) onlinePass(indent string, p lower.OnlineSum) {
+	e.onePass(indent, p.Max, e.onlineAcc(p, "kg_om", "kg_os"))
+}
+
+// onlineAcc is an OnlineSum's max and sum, in two registers that the two
+// reductions then stand for. Each thread keeps its running max om and
+// sum os; the threads' maxima combine first, then their sums, each
+// rescaled to the row's max.
+func (e *emitter) onlineAcc(p lower.OnlineSum, om, os string) rowAcc {
 	t := p.Max.T
 	ct := e.cType(t)
 	m, s := fmt.Sprintf("kg_r%d", e.acc), fmt.Sprintf("kg_r%d", e.acc+1)
 	e.acc += 2
 	inf, zero := identity(ir.Max, t), identity(ir.Sum, t)
-	n := lower.Extent(p.Max.Axes)
-	e.printf("%s%s %s, %s;  // %s and its sum of exponentials, in one pass\n", indent, ct, m, s, p.Shift.Name)
-	e.printf("%s{\n", indent)
-	e.printf("%s  %s kg_om = %s, kg_os = %s;\n", indent, ct, inf, zero)
-	e.rowPass(indent+"  ", "kg_k", e.paren(n), p.Max.Axes, p.Max.Body, func(in string) {
-		e.decompose(in, "kg_k", "kg_krest", p.Max.Axes)
-		e.printf("%sconst %s kg_ox = %s;\n", in, ct, e.expr(p.Max.Body))
-		e.printf("%sconst %s kg_onm = %s;\n", in, ct, combine(ir.Max, ct, "kg_om", "kg_ox"))
-		e.printf("%sif (kg_onm != kg_om) {  // a new max: the sum so far, rescaled to it (nothing after -inf)\n", in)
-		e.printf("%s  kg_os = kg_om == %s ? %s : kg_os * kg_exp(kg_om - kg_onm);\n", in, inf, zero)
-		e.printf("%s  kg_om = kg_onm;\n", in)
-		e.printf("%s}\n", in)
-		e.printf("%skg_os = kg_os + kg_exp(kg_ox - kg_om);\n", in)
-	})
-	e.reduceAcross(indent+"  ", m, ir.Max, t, "kg_om")
-	e.printf("%s  kg_os = kg_om == %s ? kg_os : kg_om == %s ? %s : kg_os * kg_exp(kg_om - %s);\n", indent, m, inf, zero, m)
-	e.reduceAcross(indent+"  ", s, ir.Sum, t, "kg_os")
-	e.printf("%s}\n", indent)
-	e.reduced[p.Max], e.reduced[p.Sum] = m, s
+	return rowAcc{
+		declare: func(in string) {
+			e.printf("%s%s %s, %s;  // %s and its sum of exponentials, in one pass\n", in, ct, m, s, p.Shift.Name)
+		},
+		open: func(in string) { e.printf("%s%s %s = %s, %s = %s;\n", in, ct, om, inf, os, zero) },
+		point: func(in string) {
+			e.printf("%sconst %s kg_ox = %s;\n", in, ct, e.expr(p.Max.Body))
+			e.printf("%sconst %s kg_onm = %s;\n", in, ct, combine(ir.Max, ct, om, "kg_ox"))
+			e.printf("%sif (kg_onm != %s) {  // a new max: the sum so far, rescaled to it (nothing after -inf)\n", in, om)
+			e.printf("%s  %s = %s == %s ? %s : %s * kg_exp(%s - kg_onm);\n", in, os, om, inf, zero, os, om)
+			e.printf("%s  %s = kg_onm;\n", in, om)
+			e.printf("%s}\n", in)
+			e.printf("%s%s = %s + kg_exp(kg_ox - %s);\n", in, os, os, om)
+		},
+		close: func(in string) {
+			e.reduceAcross(in, m, ir.Max, t, om)
+			e.printf("%s%s = %s == %s ? %s : %s == %s ? %s : %s * kg_exp(%s - %s);\n", in, os, om, m, os, om, inf, zero, os, om, m)
+			e.reduceAcross(in, s, ir.Sum, t, os)
+			e.reduced[p.Max], e.reduced[p.Sum] = m, s
+		},
+	}
 }
 
 func combine(op ir.ReduceOp, t, a, b string) string {

@@ -15,10 +15,13 @@ import (
 // a register array as it goes (kg_sN[kg_j] = ...), and the later ones read
 // it there.
 
-// rowShare is one kept value: its register array, of the value's type.
+// rowShare is one kept value: its register array, of the value's type,
+// or with staged set, that input's staged row, which the value replaces
+// point by point (keepStagedShare).
 type rowShare struct {
-	name string
-	t    ir.DType
+	name   string
+	t      ir.DType
+	staged *ir.Tensor
 }
 
 // rowPassOf is one loop over the row: what it evaluates at each point
@@ -114,13 +117,20 @@ func (e *emitter) sharedExpr(x ir.Expr) (string, bool) {
 	if !ok || e.loop == nil {
 		return "", false
 	}
+	at := u.share.name + "[kg_j]"
+	if t := u.share.staged; t != nil {
+		if v, ok := e.stageVec[t]; ok && !u.def {
+			return v + ".v[kg_e]", true
+		}
+		at = fmt.Sprintf("%s[%s + kg_sh_%s]", e.stage[t], name(e.loop.Name), t.Name)
+	}
 	if !u.def {
-		return u.share.name + "[kg_j]", true
+		return at, true
 	}
 	delete(e.shareUse, x)
 	v := e.expr(x)
 	e.shareUse[x] = u
-	return fmt.Sprintf("(%s[kg_j] = %s)", u.share.name, v), true
+	return fmt.Sprintf("(%s = %s)", at, v), true
 }
 
 // costly reports whether x costs enough to keep rather than compute again:
@@ -140,15 +150,98 @@ func hasReduce(x ir.Expr) bool {
 	return ir.Any(x, func(y ir.Expr) bool { _, ok := y.(*ir.Reduce); return ok })
 }
 
-// keepShared plans the kept values of a cached row's loops, in the order
-// rowReduce runs them (each let's reductions, the statements stored
-// beside the last (also), the last statement's reductions, then its
-// outputs), and declares their register arrays.
+// keepShared plans the kept values of a cached row's loops (rowPasses)
+// and declares their register arrays.
 func (e *emitter) keepShared(stmts, also []*ir.Stmt, rowDims int) {
+	e.planRowShares(e.rowPasses(stmts, also, rowDims))
+	for _, sh := range e.shares {
+		e.printf("    %s %s[%d];  // a value two of the row's loops compute, kept by the first\n", e.cType(sh.t), sh.name, e.cacheJ)
+	}
+}
+
+// keepStagedShare plans a kept value of a staged row's loops, stored in
+// place of the row's points in shared memory rather than in registers:
+// the first value that two loops compute (planRowShares) of the one
+// staged input's type, where a reduction's loop computes it first and no
+// loop from that one on reads the input but through it. A softmax's sum then stores its exponentials
+// over the row, and its outputs read them instead of the row.
+func (e *emitter) keepStagedShare(stmts, also []*ir.Stmt, rowDims int) {
+	if len(e.staged) != 1 {
+		return
+	}
+	x := e.staged[0]
+	passes := e.rowPasses(stmts, also, rowDims)
+	e.planRowShares(passes)
+	var kept *rowShare
+	for _, sh := range e.shares {
+		if sh.t != x.DType {
+			continue
+		}
+		// A reduction's loop stores it (the threads' combination then
+		// waits for every thread's stores, while an output's loop would
+		// leave the next loop to read points another thread has yet to
+		// store), and the loops from that one on read only it of x.
+		stored := false
+		for _, p := range passes {
+			uses := e.shareUses[p.key]
+			for _, u := range uses {
+				if _, reduces := p.key.(*ir.Reduce); u.share == sh && u.def {
+					stored = reduces
+				}
+			}
+			if stored && readsBesides(p.value, x, uses, sh) {
+				stored = false
+				break
+			}
+		}
+		if stored {
+			kept = sh
+			break
+		}
+	}
+	for _, uses := range e.shareUses {
+		for node, u := range uses {
+			if u.share != kept {
+				delete(uses, node)
+			}
+		}
+	}
+	e.shares = nil
+	if kept != nil {
+		kept.name, kept.staged = e.stage[x], x
+		e.shares = []*rowShare{kept}
+	}
+}
+
+// readsBesides reports whether v reads tensor x outside the nodes where
+// uses reads or stores share sh.
+func readsBesides(v ir.Expr, x *ir.Tensor, uses map[ir.Expr]shareUse, sh *rowShare) bool {
+	found := false
+	var visit func(y ir.Expr) bool
+	visit = func(y ir.Expr) bool {
+		if u, ok := uses[y]; ok && u.share == sh {
+			return false
+		}
+		if ld, ok := y.(*ir.Load); ok && ld.Tensor == x {
+			found = true
+		}
+		return !found
+	}
+	ir.Walk(v, visit)
+	return found
+}
+
+// rowPasses are the loops over a row in the order rowReduce runs them:
+// each let's reductions (but those already computed, as a staged row's
+// copy computes some), the statements stored beside the last (also), the
+// last statement's reductions, then its outputs.
+func (e *emitter) rowPasses(stmts, also []*ir.Stmt, rowDims int) []rowPassOf {
 	var passes []rowPassOf
 	reductions := func(s *ir.Stmt) {
 		for _, r := range ir.TopReductions(s.Value) {
-			passes = append(passes, rowPassOf{key: r, loop: r.Axes[0], value: r.Body})
+			if _, done := e.reduced[r]; !done {
+				passes = append(passes, rowPassOf{key: r, loop: r.Axes[0], value: r.Body})
+			}
 		}
 	}
 	final := stmts[len(stmts)-1]
@@ -162,8 +255,5 @@ func (e *emitter) keepShared(stmts, also []*ir.Stmt, rowDims int) {
 	if len(final.Index) > rowDims {
 		passes = append(passes, rowPassOf{key: final, loop: final.Index[len(final.Index)-1], value: final.Value})
 	}
-	e.planRowShares(passes)
-	for _, sh := range e.shares {
-		e.printf("    %s %s[%d];  // a value two of the row's loops compute, kept by the first\n", e.cType(sh.t), sh.name, e.cacheJ)
-	}
+	return passes
 }

@@ -13,7 +13,9 @@ import (
 // 45 put consecutive rows at every offset), rows shorter than a chunk, f32
 // and bf16 rows (chunks of 4 and 8), two staged inputs of different types,
 // and a layernorm whose weights, read along the row but not at it, stay
-// loads from memory.
+// loads from memory. The copy of a row takes the first let's reductions
+// as it goes, and a softmax's sum keeps its exponentials in place of the
+// row for the outputs, but not where the outputs read the row too.
 func TestEmulatedStagedRows(t *testing.T) {
 	const spec = `
 kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
@@ -44,6 +46,13 @@ instance ln_odd = layernorm_w<R = 4, D = 77>
 instance lse_odd = lse_bf16<R = 6, D = 131>
 instance two_odd = two_inputs<R = 5, D = 45>
 
+kernel softmax_resid<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r] + X[r, d]
+}
+instance resid_odd = softmax_resid<R = 5, D = 203>
+
 kernel pitched<R, D, E>(X: f32[R, E]) -> (Y: f32[R, D]) {
   let mx[r] = max[d in 0..D](X[r, d])
   Y[r, d] = X[r, d] - mx[r]
@@ -59,12 +68,12 @@ instance pitch_odd = pitched<R = 6, D = 203, E = 206>
 			t.Fatalf("%s: %v", p.Name, err)
 		}
 		src := Emit([]*lower.Plan{p})
-		staged := map[string]string{"softmax_odd": "X", "softmax_short": "X", "ln_odd": "X", "lse_odd": "X", "two_odd": "X Z", "pitch_odd": "X"}[p.Name]
+		staged := map[string]string{"softmax_odd": "X", "softmax_short": "X", "resid_odd": "X", "ln_odd": "X", "lse_odd": "X", "two_odd": "X Z", "pitch_odd": "X"}[p.Name]
 		// The output pass reads a chunk of a staged input of its element
 		// size with one vector load where the row starts as far into its
 		// chunk as the output's: X's rows of 206 f32 and Y's of 203 do
 		// in some rows and not in others.
-		lined := map[string]string{"softmax_odd": "X", "ln_odd": "X", "two_odd": "X", "pitch_odd": "X"}[p.Name]
+		lined := map[string]string{"softmax_odd": "X", "resid_odd": "X", "ln_odd": "X", "two_odd": "X", "pitch_odd": "X"}[p.Name]
 		for _, in := range strings.Fields(lined) {
 			if !strings.Contains(src, "kg_sh_"+in+" == kg_shy") || !strings.Contains(src, "kg_sv_"+in+".v[kg_e]") {
 				t.Errorf("%s: the output pass does not read %s's chunks as vectors:\n%s", p.Name, in, src)
@@ -74,9 +83,25 @@ instance pitch_odd = pitched<R = 6, D = 203, E = 206>
 			t.Errorf("%s: Z (f16) is read as chunks of the f32 output's:\n%s", p.Name, src)
 		}
 		for _, in := range strings.Fields(staged) {
-			if !strings.Contains(src, "kg_s_"+in+"[") {
+			if !strings.Contains(src, "*)(kg_s_"+in+" + kg_c * ") {
 				t.Errorf("%s: %s is not staged:\n%s", p.Name, in, src)
 			}
+		}
+		// The copy of the one staged row takes the first let's
+		// reductions: the log-sum-exp's max and sum online (no pass
+		// left), the softmax's max alone (its outputs' pass is left), the
+		// layernorm's mean with its squared deviations, the max of
+		// pitched; with two staged inputs, the passes do.
+		first := map[string]string{"softmax_odd": "kg_sp0", "softmax_short": "kg_sp0", "resid_odd": "kg_sp0", "ln_odd": "kg_sp0", "lse_odd": "kg_om0", "pitch_odd": "kg_sp0"}[p.Name]
+		if took := strings.Contains(src, "the chunk's first point"); took != (first != "") || (first != "" && !strings.Contains(src, first+" = ")) {
+			t.Errorf("%s: the copy takes the row's points %v, want %v (in %s):\n%s", p.Name, took, first != "", first, src)
+		}
+		// The softmax's sum stores its exponentials over the staged row,
+		// and the outputs divide them; none else keeps a value there,
+		// nor resid's, whose outputs read the row itself too.
+		inPlace := strings.Contains(src, "(kg_s_X[d + kg_sh_X] = kg_exp(kg_s_X[d + kg_sh_X] - kg_v_mx))")
+		if want := p.Name == "softmax_odd" || p.Name == "softmax_short"; inPlace != want || (want && strings.Count(src, "kg_exp(kg_s") != 1) {
+			t.Errorf("%s: exponentials kept in place of the row %v, want %v (and computed once):\n%s", p.Name, inPlace, want, src)
 		}
 		if p.Name == "ln_odd" && (strings.Contains(src, "kg_s_g") || strings.Contains(src, "kg_s_b")) {
 			t.Errorf("ln_odd: the weights g and b are staged:\n%s", src)

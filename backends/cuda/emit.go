@@ -96,9 +96,6 @@ type emitter struct {
 	// vector that holds the chunk of a staged input lined up with the
 	// output's (see stageStore); the loads of it read element kg_e.
 	stageVec map[*ir.Tensor]string
-	// recips are the divisors that a row-reduce launch's output passes
-	// divide by through their reciprocals, one a row (hoistDivisors).
-	recips []recip
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -819,11 +816,6 @@ func (e *emitter) expr(x ir.Expr) string {
 			return fmt.Sprintf("%s(%s, %s)", fn, e.expr(x.X), e.expr(x.Y))
 		case x.Op == ir.Mod: // floor modulo on floats
 			return fmt.Sprintf("kg_fmod_floor(%s, %s)", e.expr(x.X), e.expr(x.Y))
-		}
-		if x.Op == ir.Div && t == ir.F32 {
-			if d := e.recipOf(x.Y); d != "" {
-				return fmt.Sprintf("kg_div(%s, %s)", e.expr(x.X), d)
-			}
 		}
 		return fmt.Sprintf("%s %s %s", e.paren(x.X), x.Op, e.paren(x.Y))
 	case *ir.Select:

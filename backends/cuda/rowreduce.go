@@ -161,7 +161,6 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 				e.centeredPass("    ", p)
 			}
 		}
-		e.hoistDivisors("    ", s)
 		reg := "kg_v_" + s.Target.Name
 		e.printf("    %s %s;\n", e.cType(s.Target.DType), reg)
 		e.printf("    {  // let %s\n", s.Target.Name)
@@ -184,7 +183,6 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(lower.Refs(rows), s.Target.Shape), reg)
 		}
 	}
-	e.hoistDivisors("    ", append(slices.Clone(l.Also), final)...)
 	// The statements stored along the row beside the final one, each in
 	// a pass of its own (no shuffles: a group whose row is past the end
 	// skips them).
@@ -235,64 +233,8 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	e.printf("  }\n")
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
 	e.shares, e.shareUses = nil, nil
-	e.stage, e.staged, e.recips = nil, nil, nil
+	e.stage, e.staged = nil, nil
 	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""
-}
-
-// A recip is a divisor and the KgRecip that holds its reciprocal.
-type recip struct {
-	divisor ir.Expr
-	name    string
-}
-
-// hoistDivisors declares, once a row, a KgRecip (the prelude's
-// kg_recip) for each f32 divisor in stmts, the row's next statements to
-// compute, that is the same at every point of the row: a softmax's sum, a
-// norm's square root of its variance, a temperature. Their divisions then
-// multiply by its reciprocal and correct the quotient twice (kg_div),
-// correctly rounded as a division is, rather than each computing a
-// reciprocal of its own and testing its operands for the divide
-// instruction's fast path: 7 instructions where it took 12.
-func (e *emitter) hoistDivisors(indent string, stmts ...*ir.Stmt) {
-	for _, s := range stmts {
-		ir.Walk(s.Value, func(x ir.Expr) bool {
-			b, ok := x.(*ir.Binary)
-			if ok && b.Op == ir.Div && b.Type() == ir.F32 && e.rowInvariant(b.Y) && e.recipOf(b.Y) == "" {
-				d := fmt.Sprintf("kg_d%d", len(e.recips))
-				e.printf("%sconst KgRecip %s = kg_recip(%s);  // a divisor, one a row\n", indent, d, e.expr(b.Y))
-				e.recips = append(e.recips, recip{b.Y, d})
-			}
-			return true
-		})
-	}
-}
-
-// rowInvariant reports whether x has one value over the whole row: it
-// refers to no index but the row's, reads only the launch's lets (held in
-// registers) and inputs at such indices, and holds no reduction.
-func (e *emitter) rowInvariant(x ir.Expr) bool {
-	return !ir.Any(x, func(y ir.Expr) bool {
-		switch y := y.(type) {
-		case *ir.Reduce:
-			return true
-		case *ir.IndexRef:
-			return !slices.Contains(e.rowIndex, y.Index)
-		case *ir.Load:
-			_, isLet := e.regs[y.Tensor]
-			return !isLet && (y.Tensor.Kind != ir.Input || y.Default != nil)
-		}
-		return false
-	})
-}
-
-// recipOf names the KgRecip of divisor x, if hoistDivisors declared one.
-func (e *emitter) recipOf(x ir.Expr) string {
-	for _, r := range e.recips {
-		if ir.Equal(r.divisor, x) {
-			return r.name
-		}
-	}
-	return ""
 }
 
 // rowOutput stores the row's elements of s, the final statement or one

@@ -118,32 +118,3 @@ __device__ __forceinline__ float kg_tf32(float x) {
 }
 __device__ __forceinline__ double kg_fma(double x, double y, double z) { return fma(x, y, z); }
 
-// A KgRecip is a divisor b made ready for many divisions by it (kg_div):
-// y is 1/b correctly rounded, and lo the least |a| that kg_div divides
-// through y, or infinity where b is outside [2^-24, 2^24] (0, infinite,
-// NaN or so far from 1 that a quotient or a remainder could leave the
-// normal range) and every division takes the divide instruction.
-struct KgRecip {
-  float b, y, lo;
-};
-__device__ __forceinline__ KgRecip kg_recip(float b) {
-  const float ab = fabsf(b);
-  return KgRecip{b, 1.0f / b, ab >= 0x1p-24f && ab <= 0x1p24f ? 0x1p-100f : INFINITY};
-}
-// kg_div is a / d.b correctly rounded, as the division operator is. For
-// 2^-100 <= |a| <= 2^100 it refines q = a * y twice by the remainder r =
-// a - q b (one fma each): the first leaves q within an ulp of a / b, so
-// that the second remainder is exact and, y being 1/b correctly rounded,
-// q + r y rounds to the correctly rounded quotient (Markstein's theorem).
-// The bounds keep the quotient, the remainders and their products in the
-// normal range; other a (zero, subnormal, huge, infinite, NaN) divide.
-__device__ __forceinline__ float kg_div(float a, KgRecip d) {
-  const float aa = fabsf(a);
-  if (aa >= d.lo && aa <= 0x1p100f) {
-    float q = a * d.y;
-    q = fmaf(fmaf(-q, d.b, a), d.y, q);
-    return fmaf(fmaf(-q, d.b, a), d.y, q);
-  }
-  return a / d.b;
-}
-

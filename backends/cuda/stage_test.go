@@ -141,3 +141,20 @@ instance wide = softmax<R = 4, D = 1000>
 		}
 	}
 }
+
+// TestEmulatedExamplesStaged emulates the examples whose statements
+// reduce rows with every row-reduce launch of their instances staged
+// (STAGE=1, a block of 64 threads a row) where their rows fit shared
+// memory, on the CPU against the interpreter: the copy's reductions and the values kept over the row
+// (keepStagedShare) on every softmax, norm, loss and attention of the
+// examples rather than on the few specs written for them.
+func TestEmulatedExamplesStaged(t *testing.T) {
+	gxx := emulatorGxx(t)
+	staged := lower.Config{"row-reduce.STAGE": 1, "row-reduce.THREADS": 64, "row-reduce.CLUSTER": 1, "row-reduce.PREFETCH": 0, "row-reduce.BLOCK_ROWS": 1, "row-reduce.VEC": 1}
+	for _, f := range []string{"softmax", "log_softmax", "layernorm", "rmsnorm", "norms", "losses", "l2norm", "reductions", "attention"} {
+		t.Run(f, func(t *testing.T) {
+			t.Parallel()
+			emulateFileOn(t, gxx, "../../examples/"+f+".kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: staged, optional: true})
+		})
+	}
+}

@@ -1,0 +1,22 @@
+#!/bin/bash
+# The thirty-third session's experiment on rows held on chip by a
+# cooperative grid (testsuite/exp/grid_resident.cu): a groupnorm-like
+# normalization of 128 rows of 2 MiB f32 as kgen plans it (two passes
+# over X) against kernels that read X once, and a copy. Three calls, each
+# folder with the grid_resident.cu it ran: first/ (the first version),
+# second/ (resident loading a thread's 8 chunks at once), third/ (and
+# clusters of 16 blocks a row).
+set -u
+export PATH="/usr/local/cuda/bin:$PATH"
+FINAL=${OUT:-/tmp/out}
+OUT=$FINAL/w
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/machine.txt"
+nvcc --version | tail -1 >> "$OUT/machine.txt"
+nvcc -O3 -arch=sm_90 -o "$OUT/grid_resident" testsuite/exp/grid_resident.cu > "$OUT/build.txt" 2>&1
+echo "build: exit $?"
+timeout -k 5 120 "$OUT/grid_resident" > "$OUT/grid_resident.txt" 2>&1
+echo "run: exit $?"
+rm -f "$OUT/grid_resident"
+cat "$OUT/machine.txt" "$OUT/grid_resident.txt"
+tar czf "$FINAL/s33-resident.tgz" -C "$OUT" . && rm -rf "$OUT"

@@ -26,8 +26,10 @@
 //              overlap across the barrier;
 //   clustered  a cluster of 16 blocks a row (non-portable), the partial
 //              sums exchanged through distributed shared memory, the
-//              clusters independent of one another (no grid barrier).
-// The outputs of the four are compared with two-pass's (max |diff|).
+//              clusters independent of one another (no grid barrier);
+//   clustered2 the same with half of each piece in registers, two blocks
+//              a multiprocessor.
+// The outputs of the five are compared with two-pass's (max |diff|).
 //   nvcc -O3 -arch=sm_90 -o grid_resident testsuite/exp/grid_resident.cu && ./grid_resident
 #include <algorithm>
 #include <cmath>
@@ -234,14 +236,21 @@ __global__ void __launch_bounds__(kThreads) resident2(const float4* __restrict__
 }
 
 // Clusters of kPieces (16, a non-portable size) blocks a row instead of
-// the whole grid: each block keeps its 128 KiB piece in shared memory,
-// the cluster's blocks exchange their partial sums through distributed
-// shared memory, and clusters take rows one after another independently,
-// so that some load while others store; no grid barrier.
-__global__ void __launch_bounds__(kThreads) clustered(const float4* __restrict__ x, float4* __restrict__ y) {
+// the whole grid: each block keeps its 128 KiB piece on chip, the
+// cluster's blocks exchange their partial sums through distributed shared
+// memory, and clusters take rows one after another independently, so that
+// some load while others store; no grid barrier. R of a thread's 8 chunks
+// stay in registers and the rest in shared memory: clustered (R = 0) takes
+// a multiprocessor a block; clustered2 (R = 4, 64 KiB of shared memory,
+// at most 32 registers a thread) two, so that one block's loads overlap
+// the other's barrier and stores.
+template <int R>
+__global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* __restrict__ x, float4* __restrict__ y) {
+  constexpr int kChunks = kPiece / 4 / kThreads;  // 8 a thread
   extern __shared__ float4 buf[];
   __shared__ float2 mine[2];  // this block's (sum, sum of squares), by row parity
   __shared__ float2 stats;
+  __shared__ float red[2][32];
   cg::cluster_group cl = cg::this_cluster();
   const int rank = (int)cl.block_rank();
   const int clusters = gridDim.x / kPieces;
@@ -249,17 +258,16 @@ __global__ void __launch_bounds__(kThreads) clustered(const float4* __restrict__
   for (long row = blockIdx.x / kPieces; row < kRows; row += clusters, ++n) {
     const long piece = row * kPieces + rank;
     const float4* c = x + piece * (kPiece / 4);
-    float4 v[kPiece / 4 / kThreads];
+    float4 v[kChunks];
 #pragma unroll
-    for (int k = 0; k < kPiece / 4 / kThreads; ++k) v[k] = c[threadIdx.x + k * kThreads];
+    for (int k = 0; k < kChunks; ++k) v[k] = c[threadIdx.x + k * kThreads];
     float s = 0, q = 0;
 #pragma unroll
-    for (int k = 0; k < kPiece / 4 / kThreads; ++k) {
-      buf[threadIdx.x + k * kThreads] = v[k];
+    for (int k = 0; k < kChunks; ++k) {
+      if (k >= R) buf[threadIdx.x + (k - R) * kThreads] = v[k];
       s += v[k].x + v[k].y + v[k].z + v[k].w;
       q += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
     }
-    __shared__ float red[2][32];
     for (int o = 16; o > 0; o /= 2) {
       s += __shfl_xor_sync(~0u, s, o);
       q += __shfl_xor_sync(~0u, q, o);
@@ -294,8 +302,8 @@ __global__ void __launch_bounds__(kThreads) clustered(const float4* __restrict__
     const float2 st = stats;
     float4* o = y + piece * (kPiece / 4);
 #pragma unroll
-    for (int k = 0; k < kPiece / 4 / kThreads; ++k) {
-      float4 w = buf[threadIdx.x + k * kThreads];
+    for (int k = 0; k < kChunks; ++k) {
+      float4 w = k < R ? v[k] : buf[threadIdx.x + (k - R) * kThreads];
       o[threadIdx.x + k * kThreads] = make_float4((w.x - st.x) * st.y, (w.y - st.x) * st.y, (w.z - st.x) * st.y, (w.w - st.x) * st.y);
     }
     __syncthreads();  // the piece and stats are read before the next row's replace them
@@ -334,25 +342,32 @@ int main() {
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per1, resident, kThreads, smem1));
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per2, resident2, kThreads, smem2));
   printf("resident: %d block(s) a multiprocessor, %d rows a wave; resident2: %d, %d rows a wave\n", per1, sms / kPieces, per2, sms / kPieces2);
-  CHECK(cudaFuncSetAttribute(clustered, cudaFuncAttributeMaxDynamicSharedMemorySize, smem1));
-  CHECK(cudaFuncSetAttribute(clustered, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  cudaLaunchConfig_t lc = {};
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
   attr[0].val.clusterDim.x = kPieces;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
-  lc.blockDim = dim3(kThreads);
-  lc.dynamicSmemBytes = smem1;
-  lc.attrs = attr;
-  lc.numAttrs = 1;
-  lc.gridDim = dim3(kPieces * 64);
-  int clusters = 0;
-  CHECK(cudaOccupancyMaxActiveClusters(&clusters, (void*)clustered, &lc));
-  lc.gridDim = dim3(kPieces * clusters);
-  printf("clustered: %d clusters of %d at once\n", clusters, kPieces);
-  const char* names[] = {"copy", "two-pass (kgen)", "resident", "resident2", "clustered"};
-  const int plans = 5;
+  cudaLaunchConfig_t lcs[2] = {};
+  void* kernels[2] = {(void*)clustered<0>, (void*)clustered<4>};
+  for (int v = 0; v < 2; ++v) {
+    const int smem = v == 0 ? smem1 : smem1 / 2;
+    CHECK(cudaFuncSetAttribute(kernels[v], cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CHECK(cudaFuncSetAttribute(kernels[v], cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t& lc = lcs[v];
+    lc.blockDim = dim3(kThreads);
+    lc.dynamicSmemBytes = smem;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    lc.gridDim = dim3(kPieces * 64);
+    int clusters = 0;
+    CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernels[v], &lc));
+    cudaFuncAttributes fa;
+    CHECK(cudaFuncGetAttributes(&fa, kernels[v]));
+    lc.gridDim = dim3(kPieces * clusters);
+    printf("clustered%s: %d clusters of %d at once, %d registers, %zu bytes of local memory\n", v ? "2" : "", clusters, kPieces, fa.numRegs, fa.localSizeBytes);
+  }
+  const char* names[] = {"copy", "two-pass (kgen)", "resident", "resident2", "clustered", "clustered2"};
+  const int plans = 6;
   std::vector<std::vector<float>> ts(plans);
   std::vector<float> diff(plans, 0);
   cudaEvent_t a, b;
@@ -374,7 +389,8 @@ int main() {
         void* args[] = {&x, &part, &out};
         if (p == 2) CHECK(cudaLaunchCooperativeKernel((void*)resident, sms, kThreads, args, smem1, 0));
         else if (p == 3) CHECK(cudaLaunchCooperativeKernel((void*)resident2, sms, kThreads, args, smem2, 0));
-        else CHECK(cudaLaunchKernelEx(&lc, clustered, (const float4*)x, out));
+        else if (p == 4) CHECK(cudaLaunchKernelEx(&lcs[0], clustered<0>, (const float4*)x, out));
+        else CHECK(cudaLaunchKernelEx(&lcs[1], clustered<4>, (const float4*)x, out));
       }
       CHECK(cudaEventRecord(b));
       CHECK(cudaEventSynchronize(b));

@@ -33,14 +33,10 @@
 //   nvcc -O3 -arch=sm_90 -o grid_resident testsuite/exp/grid_resident.cu && ./grid_resident
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 #include <cooperative_groups.h>
-#include <cuda_runtime.h>
+#include "common.cuh"
 namespace cg = cooperative_groups;
-
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
 
 constexpr long kRow = 512L * 1024;       // floats a row (2 MiB)
 constexpr int kRows = 128;               // 256 MiB
@@ -48,9 +44,9 @@ constexpr int kPieces = 16;              // blocks a row
 constexpr long kPiece = kRow / kPieces;  // 32768 floats, 128 KiB
 constexpr int kThreads = 1024;
 
-// The block's sums of each thread's (s, q), into part[2 * slot].
-__device__ void block_sums(float s, float q, float* __restrict__ part, long slot) {
-  __shared__ float red[2][32];
+// The block's sums of each thread's (s, q), in thread 0; red is the
+// block's scratch.
+__device__ float2 block_sum2(float s, float q, float (*red)[32]) {
   for (int o = 16; o > 0; o /= 2) {
     s += __shfl_xor_sync(~0u, s, o);
     q += __shfl_xor_sync(~0u, q, o);
@@ -67,24 +63,36 @@ __device__ void block_sums(float s, float q, float* __restrict__ part, long slot
       s += __shfl_xor_sync(~0u, s, o);
       q += __shfl_xor_sync(~0u, q, o);
     }
-    if (threadIdx.x == 0) {
-      part[2 * slot] = s;
-      part[2 * slot + 1] = q;
-    }
+  }
+  return make_float2(s, q);
+}
+
+// The block's sums of each thread's (s, q), into part[2 * slot].
+__device__ void block_sums(float s, float q, float* __restrict__ part, long slot) {
+  __shared__ float red[2][32];
+  float2 t = block_sum2(s, q, red);
+  if (threadIdx.x == 0) {
+    part[2 * slot] = t.x;
+    part[2 * slot + 1] = t.y;
   }
   __syncthreads();
 }
 
-// A row's mean and 1 / sqrt(var + eps) from its kPieces partial sums.
-__device__ float2 row_stats(const float* __restrict__ part, long row) {
-  float s = 0, q = 0;
-  for (int p = 0; p < kPieces; ++p) {
-    s += part[2 * (row * kPieces + p)];
-    q += part[2 * (row * kPieces + p) + 1];
-  }
+// A row's mean and 1 / sqrt(var + eps) from its sum and sum of squares.
+__device__ float2 stats_of(float s, float q) {
   float mean = s / kRow;
   float var = fmaxf(q / kRow - mean * mean, 0.0f);
   return make_float2(mean, rsqrtf(var + 1e-5f));
+}
+
+// The same from the row's partial sums, pieces of them.
+__device__ float2 row_stats(const float* __restrict__ part, long row, int pieces = kPieces) {
+  float s = 0, q = 0;
+  for (int p = 0; p < pieces; ++p) {
+    s += part[2 * (row * pieces + p)];
+    q += part[2 * (row * pieces + p) + 1];
+  }
+  return stats_of(s, q);
 }
 
 __global__ void __launch_bounds__(kThreads) partial_sums(const float4* __restrict__ x, float* __restrict__ part) {
@@ -178,16 +186,6 @@ __global__ void __launch_bounds__(kThreads) resident(const float4* __restrict__ 
 // buffer while this wave's waits at the barrier and is normalized.
 constexpr int kPieces2 = 32;
 constexpr long kPiece2 = kRow / kPieces2;  // 16384 floats, 64 KiB
-__device__ float2 row_stats2(const float* __restrict__ part, long row) {
-  float s = 0, q = 0;
-  for (int p = 0; p < kPieces2; ++p) {
-    s += part[2 * (row * kPieces2 + p)];
-    q += part[2 * (row * kPieces2 + p) + 1];
-  }
-  float mean = s / kRow;
-  float var = fmaxf(q / kRow - mean * mean, 0.0f);
-  return make_float2(mean, rsqrtf(var + 1e-5f));
-}
 __global__ void __launch_bounds__(kThreads) resident2(const float4* __restrict__ x, float* __restrict__ part, float4* __restrict__ y) {
   extern __shared__ float4 buf[];
   const int rowsAWave = gridDim.x / kPieces2;
@@ -225,7 +223,7 @@ __global__ void __launch_bounds__(kThreads) resident2(const float4* __restrict__
     if (wave + 1 < waves) load(wave + 1);  // in flight across the barrier and the stores
     grid_barrier(gridDim.x);
     if (live) {
-      float2 st = row_stats2(part, row);
+      float2 st = row_stats(part, row, kPieces2);
       float4* o = y + piece * (kPiece2 / 4);
       for (long i = threadIdx.x; i < kPiece2 / 4; i += blockDim.x) {
         float4 v = b[i];
@@ -268,24 +266,8 @@ __global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* _
       s += v[k].x + v[k].y + v[k].z + v[k].w;
       q += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
     }
-    for (int o = 16; o > 0; o /= 2) {
-      s += __shfl_xor_sync(~0u, s, o);
-      q += __shfl_xor_sync(~0u, q, o);
-    }
-    if (threadIdx.x % 32 == 0) {
-      red[0][threadIdx.x / 32] = s;
-      red[1][threadIdx.x / 32] = q;
-    }
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      s = red[0][threadIdx.x];
-      q = red[1][threadIdx.x];
-      for (int o = 16; o > 0; o /= 2) {
-        s += __shfl_xor_sync(~0u, s, o);
-        q += __shfl_xor_sync(~0u, q, o);
-      }
-      if (threadIdx.x == 0) mine[n % 2] = make_float2(s, q);
-    }
+    const float2 t = block_sum2(s, q, red);
+    if (threadIdx.x == 0) mine[n % 2] = t;
     cl.sync();  // every block's partial sums of this row are in place
     if (threadIdx.x < 32) {
       float2 p = threadIdx.x < kPieces ? *cl.map_shared_rank(&mine[n % 2], threadIdx.x) : make_float2(0, 0);
@@ -293,10 +275,7 @@ __global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* _
         p.x += __shfl_xor_sync(~0u, p.x, o);
         p.y += __shfl_xor_sync(~0u, p.y, o);
       }
-      if (threadIdx.x == 0) {
-        float mean = p.x / kRow;
-        stats = make_float2(mean, rsqrtf(fmaxf(p.y / kRow - mean * mean, 0.0f) + 1e-5f));
-      }
+      if (threadIdx.x == 0) stats = stats_of(p.x, p.y);
     }
     __syncthreads();
     const float2 st = stats;
@@ -311,17 +290,8 @@ __global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* _
   cl.sync();  // no block leaves while another may read its partial sums
 }
 
-__global__ void copy(const float4* __restrict__ x, long n4, float4* __restrict__ y) {
-  long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n4) y[i] = x[i];
-}
-
 int main() {
-  int sms;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
-  printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, prop.l2CacheSize >> 20);
+  const int sms = print_device();
   const long n4 = kRow * kRows / 4;
   const long flushBytes = 256L << 20;
   char* flush;

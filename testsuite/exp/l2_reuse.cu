@@ -1,6 +1,7 @@
 // Experiment (session 32; measured as first written, in
 // testsuite/results/2026-11-28-h200-s32-first/l2/; since then only its
-// block sums share one function): how much of a reduce-then-apply plan's second
+// block sums share one function, and its CHECK, device line and copy come
+// from common.cuh): how much of a reduce-then-apply plan's second
 // read can the L2 serve? kgen computes frobenius_kb (Y = X / ||X||, X of
 // 4096 x 4096 f32, 64 MiB) as a reduction of 256 chunks of X, a block a
 // chunk, then an elementwise launch that reads X again in order: 3 x 64
@@ -23,12 +24,8 @@
 // same bytes (X to Y) is the yardstick.
 //   nvcc -O3 -arch=sm_90 -o l2_reuse testsuite/exp/l2_reuse.cu && ./l2_reuse
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
-
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "common.cuh"
 
 // The block's sum of each thread's s, into part[blockIdx.x].
 __device__ void block_sum(float s, float* __restrict__ part) {
@@ -94,19 +91,8 @@ __global__ void __launch_bounds__(256) scale(const float4* __restrict__ x, long 
   }
 }
 
-__global__ void copy(const float4* __restrict__ x, long n4, float4* __restrict__ y) {
-  long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n4) y[i] = x[i];
-}
-
 int main() {
-  int sms;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  int l2;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
-  printf("%s, %d SMs, L2 %d MiB\n", prop.name, sms, l2 >> 20);
+  const int sms = print_device();
   const long flushBytes = 256L << 20;
   char* flush;
   CHECK(cudaMalloc(&flush, flushBytes));

@@ -2,11 +2,16 @@
 # The thirty-third session's experiment on rows held on chip by a
 # cooperative grid (testsuite/exp/grid_resident.cu): a groupnorm-like
 # normalization of 128 rows of 2 MiB f32 as kgen plans it (two passes
-# over X) against kernels that read X once, and a copy. Four calls, each
-# folder with the grid_resident.cu it ran: first/ (the first version),
-# second/ (resident loading a thread's 8 chunks at once), third/ (and
-# clusters of 16 blocks a row), fourth-h100/ (and clustered2, two blocks
-# a multiprocessor; this call for nvidia-h200 got an H100 80GB HBM3).
+# over X) against kernels that read X once, and a copy. Four calls:
+# first/ (the first version), second/ (resident loading a thread's 8
+# chunks at once), third/ (and clusters of 16 blocks a row), fourth-h100/
+# (and clustered2, two blocks a multiprocessor; this call for nvidia-h200
+# got an H100 80GB HBM3). Each folder keeps what it ran as
+# grid_resident.diff against testsuite/exp/grid_resident.cu as committed
+# (patch a copy of that file with it to get the version back): the
+# committed file shares its block sums and takes CHECK, the device line
+# and the copy from testsuite/exp/common.cuh, the same computations; a
+# fifth call, final-h100/ (an H100 again), ran it as committed.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 FINAL=${OUT:-/tmp/out}

@@ -406,7 +406,11 @@ func (e *emitter) stagePoints(indent string, t *ir.Tensor, v int64, cond string,
 // while the block's later loads are in flight, and the launch makes one
 // or two passes over shared memory fewer. (A softmax's sum waits for its
 // max: its pass keeps each exponential for the outputs' in place of the
-// row, keepStagedShare, which costs less than computing them twice.)
+// row, keepStagedShare, which costs less than computing them twice. On
+// the H200, softmax over 128 rows of 50257 f32 took 29.95 -> 31.17 us
+// with its max and sum online in the copy, and 29.47 -> 27.78 with the
+// max in the copy and the exponentials kept:
+// testsuite/results/2026-12-06-h200-s33-online-copy/ and -staged/.)
 func (e *emitter) stageAccs(stmts []*ir.Stmt, rowDims int) ([]stageAcc, []lower.CenteredSum) {
 	if len(e.staged) != 1 || len(stmts) < 2 {
 		return nil, nil

@@ -439,18 +439,11 @@ func (e *emitter) stageAccs(stmts []*ir.Stmt, rowDims int) ([]stageAcc, []lower.
 	return accs, centered
 }
 
-// overStagedRow reports whether reduction r is over the staged rows'
-// points (one index, from 0 to their length) and reads no tensor that
-// the launch's statements stmts write, nor a reduction of its own.
+// overStagedRow reports whether reduction r, over the staged rows'
+// points (as every loop of a staged launch is: one index from 0 to their
+// length, lower.RowStage), reads no tensor that the launch's statements
+// stmts write, nor holds a reduction of its own.
 func (e *emitter) overStagedRow(r *ir.Reduce, stmts []*ir.Stmt) bool {
-	if len(r.Axes) != 1 {
-		return false
-	}
-	lo, isLo := lower.Simplify(r.Axes[0].Lo).(*ir.Const)
-	hi, isHi := lower.Simplify(r.Axes[0].Hi).(*ir.Const)
-	if !isLo || !isHi || lo.I != 0 || hi.I != e.stageN {
-		return false
-	}
 	return !ir.Any(r.Body, func(x ir.Expr) bool {
 		if _, nested := x.(*ir.Reduce); nested {
 			return true

@@ -163,8 +163,11 @@ func (e *emitter) keepShared(stmts, also []*ir.Stmt, rowDims int) {
 // place of the row's points in shared memory rather than in registers:
 // the first value that two loops compute (planRowShares) of the one
 // staged input's type, where a reduction's loop computes it first and no
-// loop from that one on reads the input but through it. A softmax's sum then stores its exponentials
-// over the row, and its outputs read them instead of the row.
+// loop from that one on reads the input but through it. Every loop of a
+// staged launch runs over the whole row (lower.RowStage), so each point's
+// value is in place for the later loops' same point. A softmax's sum then
+// stores its exponentials over the row, and its outputs read them
+// instead of the row.
 func (e *emitter) keepStagedShare(stmts, also []*ir.Stmt, rowDims int) {
 	if len(e.staged) != 1 {
 		return

@@ -96,6 +96,10 @@ type emitter struct {
 	// vector that holds the chunk of a staged input lined up with the
 	// output's (see stageStore); the loads of it read element kg_e.
 	stageVec map[*ir.Tensor]string
+	// sincos names the variables that stand for the calls of sincos pairs
+	// (sincosExpr), and depth is expr's nesting.
+	sincos map[*ir.Call]string
+	depth  int
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -763,7 +767,21 @@ func name(s string) string {
 	return s
 }
 
+// expr renders x. The root of an evaluation computes its sincos pairs
+// first (sincosExpr); a reduction's body is the root of its own
+// (accumulate).
 func (e *emitter) expr(x ir.Expr) string {
+	e.depth++
+	defer func() { e.depth-- }()
+	if e.depth == 1 {
+		if s, ok := e.sincosExpr(x); ok {
+			return s
+		}
+	}
+	return e.exprAt(x)
+}
+
+func (e *emitter) exprAt(x ir.Expr) string {
 	if s, ok := e.sharedExpr(x); ok {
 		return s
 	}
@@ -821,6 +839,9 @@ func (e *emitter) expr(x ir.Expr) string {
 	case *ir.Select:
 		return fmt.Sprintf("(%s ? %s : %s)", e.paren(x.Cond), e.paren(x.X), e.paren(x.Y))
 	case *ir.Call:
+		if v, ok := e.sincos[x]; ok {
+			return v
+		}
 		var args []string
 		for _, a := range x.Args {
 			args = append(args, e.expr(a))
@@ -911,10 +932,13 @@ func (e *emitter) reduce(r *ir.Reduce) string {
 // the body parenthesized where an operator would otherwise bind it
 // (acc * (1.0f + x), not acc * 1.0f + x).
 func (e *emitter) accumulate(r *ir.Reduce, acc string) string {
+	depth := e.depth
+	e.depth = 0
 	body := e.expr(r.Body)
 	if r.Op == ir.Sum || r.Op == ir.Prod {
 		body = e.paren(r.Body)
 	}
+	e.depth = depth
 	return combine(r.Op, e.cType(r.T), acc, body)
 }
 

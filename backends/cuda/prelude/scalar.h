@@ -100,6 +100,9 @@ __device__ __forceinline__ float kg_sin(float x) { return sinf(x); }
 __device__ __forceinline__ double kg_sin(double x) { return sin(x); }
 __device__ __forceinline__ float kg_cos(float x) { return cosf(x); }
 __device__ __forceinline__ double kg_cos(double x) { return cos(x); }
+// kg_sincos gives sin(x) and cos(x) with one range reduction.
+__device__ __forceinline__ void kg_sincos(float x, float* s, float* c) { sincosf(x, s, c); }
+__device__ __forceinline__ void kg_sincos(double x, double* s, double* c) { sincos(x, s, c); }
 __device__ __forceinline__ float kg_floor(float x) { return floorf(x); }
 __device__ __forceinline__ double kg_floor(double x) { return floor(x); }
 __device__ __forceinline__ float kg_ceil(float x) { return ceilf(x); }

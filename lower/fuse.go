@@ -453,12 +453,13 @@ type rowReduce struct{}
 func (rowReduce) Name() string            { return "row-reduce" }
 func (rowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (rowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32}, "STAGE": {0, 1}, "BLOCKS_PER_SM": blocksPerSM}
+	return map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "PREFETCH": {0, 1}, "CLUSTER": {1, 2, 4, 8, 16}, "VEC": {1, 2, 4, 8}, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32}, "STAGE": {0, 1}, "BLOCKS_PER_SM": blocksPerSM}
 }
 
 // Check: rows shared by groups of threads (BLOCK_ROWS > 1) take groups
 // of 2 to 32 threads, neither prefetched nor shared by clusters; a staged
-// row (STAGE=1) takes one block, not prefetched. Rows of a length known
+// row (STAGE=1) takes one block or one cluster (a piece of the row a
+// block, RowStagePiece), not prefetched. Rows of a length known
 // only at run time (a kernel's symbolic plan), or that no input is read
 // along, stage nothing, as they keep nothing in registers (VEC and
 // PREFETCH are then moot too).
@@ -466,8 +467,8 @@ func (rowReduce) Check(l *Launch) error {
 	if err := checkOccupancy(l); err != nil {
 		return err
 	}
-	if l.Config["STAGE"] == 1 && (l.Config["CLUSTER"] > 1 || RowsPerBlock(l) > 1 || l.Config["PREFETCH"] != 0) {
-		return fmt.Errorf("a row staged in shared memory takes one block: CLUSTER and BLOCK_ROWS 1, PREFETCH 0")
+	if l.Config["STAGE"] == 1 && (RowsPerBlock(l) > 1 || l.Config["PREFETCH"] != 0) {
+		return fmt.Errorf("a row staged in shared memory takes one block or one cluster: BLOCK_ROWS 1, PREFETCH 0")
 	}
 	r := RowsPerBlock(l)
 	if r == 1 {
@@ -677,6 +678,16 @@ func (rowReduce) Default(l *Launch) Config {
 	if c := stagedDefault(l); c != nil {
 		return c
 	}
+	c := streamedDefault(l, n)
+	if s := clusterStagedDefault(l, c); s != nil {
+		return s
+	}
+	return c
+}
+
+// streamedDefault is rowReduce's Default for rows of at most n elements
+// that no block stages whole (stagedDefault).
+func streamedDefault(l *Launch, n int64) Config {
 	// Short rows: a group of 8 to 32 threads a row, with about 8
 	// elements a thread, BLOCK_ROWS rows a block of 256, in 16-byte
 	// chunks where the rows are whole chunks for the group, where the
@@ -831,6 +842,42 @@ func stagedDefault(l *Launch) Config {
 	return c
 }
 
+// clusterStagedDefault stages the rows across a cluster of 2 to 16
+// blocks of 1024 threads (STAGE=1, CLUSTER > 1, the fewest blocks whose
+// pieces fit the target's shared memory, RowStagePiece) where the default
+// c would read them from memory in each pass: a row that c does not keep
+// in registers, too long for a block's shared memory, and
+// that the launch reads more than once (it stores outputs along it, and
+// is not one online pass, readOnce); else it returns nil. A cluster then
+// reads each row once: layer norm of 128 rows of 524288 f32 (2 MiB)
+// makes its mean's, deviations' and outputs' passes over shared memory.
+// On the H100 (testsuite/exp/grid_resident.cu, 2026-12-06-h200-s33-resident/
+// fourth-h100/), a normalization of rows of 2 MiB took 286.9 us read
+// twice and 223.7 us staged by clusters of 16 (the copy of the same
+// bytes 180.8).
+func clusterStagedDefault(l *Launch, c Config) Config {
+	if !l.Target.Clusters || c["STAGE"] == 1 || len(RowOutputs(l)) == 0 || readOnce(l) {
+		return nil
+	}
+	if _, _, cached := RowCache(l.with(c)); cached {
+		return nil
+	}
+	t := min(1024, max(l.Target.MaxThreads, 1))
+	whole := Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": 1, "VEC": 1, "BLOCK_ROWS": 1, "STAGE": 1}
+	if smem := RowStageSmem(l.with(whole)); smem == 0 || smem <= l.Target.MaxSmem {
+		return nil // a block could stage the row; stagedDefault chose not to
+	}
+	for k := int64(2); k <= 16; k *= 2 {
+		s := Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": k, "VEC": 1, "BLOCK_ROWS": 1, "STAGE": 1}
+		if smem := RowStageSmem(l.with(s)); smem == 0 {
+			return nil
+		} else if smem <= l.Target.MaxSmem {
+			return s
+		}
+	}
+	return nil
+}
+
 // prefetchFits reports whether a block of t threads prefetching keeps
 // its rows in registers: the row is cached (RowCache), twice its chunks
 // (the row computed and the next one loading) within MaxCached.
@@ -910,7 +957,7 @@ func (rowReduce) Grid(l *Launch) Grid {
 		return occupancy(l, Grid{Blocks: minBlocks(Rows(l), bigGPU*max(1, 1024/threads)), Threads: threads})
 	}
 	if c := l.Config["CLUSTER"]; c > 1 {
-		return occupancy(l, Grid{Blocks: capBlocks(mul(Rows(l), ir.IntConst(c))), Threads: threads, Cluster: c})
+		return occupancy(l, Grid{Blocks: capBlocks(mul(Rows(l), ir.IntConst(c))), Threads: threads, Cluster: c, Smem: RowStageSmem(l)})
 	}
 	if r := RowsPerBlock(l); r > 1 {
 		return occupancy(l, Grid{Blocks: capBlocks(Simplify(cdiv(Rows(l), r))), Threads: threads})
@@ -1006,18 +1053,39 @@ func rowLoad(row []*ir.Index, ld *ir.Load, loops []*ir.Index) bool {
 	return ok && slices.Contains(loops, ref.Index)
 }
 
-// RowStageSmem is the dynamic shared memory of a launch that stages its
-// rows (RowStage): each staged input's row (StageBytes), or 0.
+// RowStageSmem is the dynamic shared memory of a block of a launch that
+// stages its rows (RowStage): each staged input's row (StageBytes), or
+// with CLUSTER > 1 its piece of the row (StagePieceBytes), or 0.
 func RowStageSmem(l *Launch) int64 {
 	n, loops, ok := RowStage(l)
 	if !ok {
 		return 0
 	}
+	c := max(l.Config["CLUSTER"], 1)
 	total := int64(0)
 	for _, t := range RowInputs(l, loops) {
-		total += StageBytes(t.DType, n)
+		if c > 1 {
+			total += StagePieceBytes(t.DType, n, c)
+		} else {
+			total += StageBytes(t.DType, n)
+		}
 	}
 	return total
+}
+
+// RowStagePiece is the points of a row of n that each block of a cluster
+// of c stages (the last block's piece may be shorter): an equal share,
+// rounded up to 16 points, so that every piece starts on a 16-byte chunk
+// boundary of a row that starts on one (1-byte elements and wider).
+// Block k takes points [k * piece, min(n, (k + 1) * piece)).
+func RowStagePiece(n, c int64) int64 { return ((n+c-1)/c + 15) / 16 * 16 }
+
+// StagePieceBytes is the shared memory that a block's piece of a staged
+// row of n elements of t shared by a cluster of c blocks takes: the
+// 16-byte chunks that hold its points (RowStagePiece), one more where the
+// row starts inside a chunk.
+func StagePieceBytes(t ir.DType, n, c int64) int64 {
+	return (RowStagePiece(n, c)/StageChunk(t) + 1) * 16
 }
 
 // RowAliases maps each fused member's row indices to the final

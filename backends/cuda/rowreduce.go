@@ -67,9 +67,20 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	staged := !cached && e.rowStage(l)
 	if staged {
 		e.printf("  KG_DYNAMIC_SMEM(kg_smem);\n")
+		if e.cluster > 1 {
+			// Each block of the cluster stages its piece of the row.
+			piece, n := lower.RowStagePiece(e.stageN, e.cluster), e.stageN
+			e.printf("  const int64_t kg_lo = (int64_t)(blockIdx.x %% %d) * %d;  // the block's piece of each row: points [kg_lo, kg_hi)\n", e.cluster, piece)
+			e.printf("  const int64_t kg_hi = kg_lo + %d < %dL ? kg_lo + %d : %dL;\n", piece, n, piece, n)
+		}
 		off := int64(0)
 		for _, t := range e.staged {
 			ct := e.cType(t.DType)
+			if e.cluster > 1 {
+				e.printf("  %s* const kg_sb_%s = (%s*)(kg_smem + %d);  // the chunks of the block's piece of the row of %s\n", ct, t.Name, ct, off, t.Name)
+				off += lower.StagePieceBytes(t.DType, e.stageN, e.cluster)
+				continue
+			}
 			e.printf("  %s* const %s = (%s*)(kg_smem + %d);  // the row of %s, from its 16-byte chunk\n", ct, e.stage[t], ct, off, t.Name)
 			off += lower.StageBytes(t.DType, e.stageN)
 		}
@@ -311,11 +322,19 @@ const stageBatch = 8
 // Element i of the row is then kg_s_X[i + kg_sh_X]. A barrier follows:
 // the passes over the row read what other threads copied. The copy of
 // the one staged input takes the points of accs (stageAccs) from its
-// registers, the chunks of each batch after they are all loaded.
+// registers, the chunks of each batch after they are all loaded. In a
+// cluster (CLUSTER > 1) each block copies the chunks that hold its piece
+// of the row, points [kg_lo, kg_hi), the first at kg_sb_X, and kg_s_X
+// points where element 0's chunk would be, so that element i of the
+// piece is kg_s_X[i + kg_sh_X] still; the accs take the piece's points.
 func (e *emitter) stageRows(indent string, accs []stageAcc) {
 	idx := lower.Refs(e.rowIndex)
 	idx = append(idx, ir.IntConst(0))
 	n, b := e.stageN, int64(stageBatch)
+	lo, hi := "0", strconv.FormatInt(n, 10) // the points the block takes
+	if e.cluster > 1 {
+		lo, hi = "kg_lo", "kg_hi"
+	}
 	for _, a := range accs {
 		a.declare(indent)
 		a.open(indent)
@@ -325,11 +344,22 @@ func (e *emitter) stageRows(indent string, accs []stageAcc) {
 		rp, sh, sp := "kg_rp_"+t.Name, "kg_sh_"+t.Name, e.stage[t]
 		e.printf("%sconst %s* const %s = %s + %s;\n", indent, ct, rp, name(t.Name), e.linear(idx, t.Shape))
 		e.printf("%sconst int %s = (int)((uintptr_t)%s %% 16 / sizeof(%s));\n", indent, sh, rp, ct)
+		first := "threadIdx.x"
+		if e.cluster > 1 {
+			clo := "kg_clo_" + t.Name
+			e.printf("%sconst int64_t %s = (kg_lo + %s) / %d;  // the chunk of the piece's first point\n", indent, clo, sh, v)
+			e.printf("%s%s* const %s = kg_sb_%s - %s * %d;\n", indent, ct, sp, t.Name, clo, v)
+			first = clo + " + threadIdx.x"
+		}
 		e.printf("%s{\n", indent)
 		in := indent + "  "
 		e.printf("%sconst %s* const kg_ap = %s - %s;  // 16-byte aligned\n", in, ct, rp, sh)
-		e.printf("%sconst int64_t kg_chunks = (%dL + %s + %d) / %d;\n", in, n, sh, v-1, v)
-		e.printf("%sfor (int64_t kg_c0 = threadIdx.x; kg_c0 < kg_chunks; kg_c0 += (int64_t)blockDim.x * %d) {\n", in, b)
+		if e.cluster > 1 {
+			e.printf("%sconst int64_t kg_chunks = (kg_hi + %s + %d) / %d;  // past the chunk of the piece's last point\n", in, sh, v-1, v)
+		} else {
+			e.printf("%sconst int64_t kg_chunks = (%dL + %s + %d) / %d;\n", in, n, sh, v-1, v)
+		}
+		e.printf("%sfor (int64_t kg_c0 = %s; kg_c0 < kg_chunks; kg_c0 += (int64_t)blockDim.x * %d) {\n", in, first, b)
 		e.printf("%s  KgVec<%s, %d> kg_x[%d];\n", in, ct, v, b)
 		e.printf("%s  #pragma unroll\n", in)
 		e.printf("%s  for (int kg_b = 0; kg_b < %d; ++kg_b) {\n", in, b)
@@ -351,10 +381,10 @@ func (e *emitter) stageRows(indent string, accs []stageAcc) {
 			e.printf("%s    if (kg_c < kg_chunks) {\n", in)
 			e.printf("%s      *(KgVec<%s, %d>*)(%s + kg_c * %d) = kg_x[kg_b];\n", in, ct, v, sp, v)
 			e.printf("%s      const int kg_p0 = (int)kg_c * %d - %s;  // the chunk's first point\n", in, v, sh)
-			e.printf("%s      if (kg_p0 >= 0 && kg_p0 + %d <= %d) {  // all in the row\n", in, v, n)
+			e.printf("%s      if (kg_p0 >= %s && kg_p0 + %d <= %s) {  // all in the row\n", in, lo, v, hi)
 			e.stagePoints(in+"        ", t, v, "", accs)
 			e.printf("%s      } else {\n", in)
-			e.stagePoints(in+"        ", t, v, fmt.Sprintf("if (kg_p0 + kg_e >= 0 && kg_p0 + kg_e < %d) ", n), accs)
+			e.stagePoints(in+"        ", t, v, fmt.Sprintf("if (kg_p0 + kg_e >= %s && kg_p0 + kg_e < %s) ", lo, hi), accs)
 			e.printf("%s      }\n", in)
 			e.printf("%s    }\n", in)
 		}
@@ -522,9 +552,24 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	in := indent + "  "
 	e.printf("%s%s* const kg_yp = %s + %s;\n", in, t, name(s.Target.Name), e.linear(idx, s.Target.Shape))
 	e.printf("%sconst int kg_shy = (int)((uintptr_t)kg_yp %% 16 / sizeof(%s));\n", in, t)
-	e.printf("%sconst int64_t kg_ychunks = (%dL + kg_shy + %d) / %d;\n", in, n, v-1, v)
+	weights := e.stageWeights(s)
+	for i, ld := range weights {
+		at := slices.Clone(ld.Index)
+		at[len(at)-1] = ir.IntConst(0)
+		ct := e.cType(ld.Tensor.DType)
+		e.printf("%sconst %s* const kg_wp%d = %s + %s;  // the row of %s\n", in, ct, i, name(ld.Tensor.Name), e.linear(at, ld.Tensor.Shape), ld.Tensor.Name)
+	}
+	// The points the block stores: the row, or in a cluster its piece.
+	lo, hi, first := "0", strconv.FormatInt(n, 10)+"L", "threadIdx.x"
+	if e.cluster > 1 {
+		lo, hi = "kg_lo", "kg_hi"
+		first = fmt.Sprintf("(kg_lo + kg_shy) / %d + threadIdx.x", v)
+		e.printf("%sconst int64_t kg_ychunks = (kg_hi + kg_shy + %d) / %d;  // past the chunk of the piece's last point\n", in, v-1, v)
+	} else {
+		e.printf("%sconst int64_t kg_ychunks = (%dL + kg_shy + %d) / %d;\n", in, n, v-1, v)
+	}
 	e.printf("%s#pragma unroll 2\n", in)
-	e.printf("%sfor (int64_t kg_c = threadIdx.x; kg_c < kg_ychunks; kg_c += blockDim.x) {\n", in)
+	e.printf("%sfor (int64_t kg_c = %s; kg_c < kg_ychunks; kg_c += blockDim.x) {\n", in, first)
 	e.printf("%s  const int64_t kg_i0 = kg_c * %d - kg_shy;\n", in, v)
 	e.printf("%s  KgVec<%s, %d> kg_vy;\n", in, t, v)
 	elements := func(in, check string) {
@@ -543,13 +588,16 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 			lined = append(lined, x)
 		}
 	}
-	e.printf("%s  if (kg_i0 >= 0 && kg_i0 + %d <= %dL) {  // the whole chunk in the row\n", in, v, n)
-	if len(lined) == 0 {
+	e.printf("%s  if (kg_i0 >= %s && kg_i0 + %d <= %s) {  // the whole chunk in the row\n", in, lo, v, hi)
+	if len(lined) == 0 && len(weights) == 0 {
 		elements(in+"    ", "")
 	} else {
 		var same []string
 		for _, x := range lined {
 			same = append(same, fmt.Sprintf("kg_sh_%s == kg_shy", x.Name))
+		}
+		for i := range weights {
+			same = append(same, fmt.Sprintf("(uintptr_t)(kg_wp%d - kg_shy) %% 16 == 0", i))
 		}
 		e.printf("%s    if (%s) {  // the staged chunks line up with the output's\n", in, strings.Join(same, " && "))
 		e.stageVec = map[*ir.Tensor]string{}
@@ -558,7 +606,18 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 			e.stageVec[x] = "kg_sv_" + x.Name
 			e.printf("%s      const KgVec<%s, %d> kg_sv_%s = *(const KgVec<%s, %d>*)(%s + kg_c * %d);\n", in, ct, v, x.Name, ct, v, e.stage[x], v)
 		}
+		if e.loads == nil {
+			e.loads = map[*ir.Load]string{}
+		}
+		for i, ld := range weights {
+			ct := e.cType(ld.Tensor.DType)
+			e.printf("%s      const KgVec<%s, %d> kg_wv%d = *(const KgVec<%s, %d>*)(kg_wp%d - kg_shy + kg_c * %d);\n", in, ct, v, i, ct, v, i, v)
+			e.aliasLoads(s.Value, ld, fmt.Sprintf("kg_wv%d.v[kg_e]", i))
+		}
 		elements(in+"      ", "")
+		for _, ld := range weights {
+			e.aliasLoads(s.Value, ld, "")
+		}
 		e.stageVec = nil
 		e.printf("%s    } else {\n", in)
 		elements(in+"      ", "")
@@ -566,12 +625,41 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	}
 	e.printf("%s    *(KgVec<%s, %d>*)(kg_yp - kg_shy + kg_c * %d) = kg_vy;\n", in, t, v, v)
 	e.printf("%s  } else {  // the first or last, partly outside it\n", in)
-	elements(in+"    ", fmt.Sprintf("if (%s >= 0 && %s < %dL) ", name(col.Name), name(col.Name), n))
+	elements(in+"    ", fmt.Sprintf("if (%s >= %s && %s < %s) ", name(col.Name), lo, name(col.Name), hi))
 	e.printf("%s    #pragma unroll\n", in)
-	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) if (kg_i0 + kg_e >= 0 && kg_i0 + kg_e < %dL) kg_yp[kg_i0 + kg_e] = kg_vy.v[kg_e];\n", in, v, n)
+	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) if (kg_i0 + kg_e >= %s && kg_i0 + kg_e < %s) kg_yp[kg_i0 + kg_e] = kg_vy.v[kg_e];\n", in, v, lo, hi)
 	e.printf("%s  }\n", in)
 	e.printf("%s}\n", in)
 	e.printf("%s}\n", indent)
+}
+
+// stageWeights lists the loads of s, a statement stored along a staged
+// row (stageStore), that its whole chunks read with one vector load each
+// beside the staged rows' (a layer norm's weights and bias): inputs not
+// staged, of the output's element size, read whenever s is evaluated at
+// the output's column as their last index and otherwise at the row's
+// indices only, with no default and no index that reads memory. Read
+// element by element, a warp's loads of a chunk's element e fall 16
+// bytes apart.
+func (e *emitter) stageWeights(s *ir.Stmt) []*ir.Load {
+	col := s.Index[len(s.Index)-1]
+	var out []*ir.Load
+	for _, ld := range evaluatedLoads(s.Value) {
+		if ld.Default != nil || ld.Tensor.Kind != ir.Input || e.stage[ld.Tensor] != "" || lower.Gathers(ld) ||
+			ld.Tensor.DType.Size() != s.Target.DType.Size() || len(ld.Index) == 0 ||
+			slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
+			continue
+		}
+		last := len(ld.Index) - 1
+		if ref, ok := ld.Index[last].(*ir.IndexRef); !ok || ref.Index != col {
+			continue
+		}
+		if slices.ContainsFunc(ld.Index[:last], func(i ir.Expr) bool { return lower.Mentions(i, col) || !e.onlyRowAnd(i) }) {
+			continue
+		}
+		out = append(out, ld)
+	}
+	return out
 }
 
 // rowPass emits a loop of the row's threads over the n points of a row
@@ -782,6 +870,12 @@ func (e *emitter) rowLoop(indent, flat, n string, ix []*ir.Index) string {
 	if e.cache == nil {
 		if e.stage != nil {
 			e.loop = ix[0] // its loads of staged rows read shared memory
+			if e.cluster > 1 {
+				// A cluster's block takes its piece of the staged row.
+				e.printf("%s#pragma unroll 4\n", indent)
+				e.printf("%sfor (int64_t %s = kg_lo + threadIdx.x; %s < kg_hi; %s += blockDim.x) {\n", indent, flat, flat, flat)
+				return indent + "  "
+			}
 		}
 		e.printf("%s#pragma unroll 4\n", indent)
 		e.printf("%sfor (int64_t %s = %s; %s < %s; %s += %s) {\n", indent, flat, e.rowTid, flat, n, flat, e.rowThreads)

@@ -114,8 +114,8 @@ instance pitch_odd = pitched<R = 6, D = 203, E = 206>
 	emulatePlans(t, plans, nil)
 }
 
-// TestStageChecks: STAGE=1 with clusters, groups of rows or prefetching
-// is refused with the reason; on a kernel's symbolic plan (a row length
+// TestStageChecks: STAGE=1 with groups of rows or prefetching is refused
+// with the reason, and with clusters on a target without them; on a kernel's symbolic plan (a row length
 // known only at run time) it stages nothing and the rows are read from
 // memory, as without it.
 func TestStageChecks(t *testing.T) {
@@ -136,9 +136,10 @@ instance wide = softmax<R = 4, D = 1000>
 			}
 			continue
 		}
-		for _, c := range []lower.Config{{"STAGE": 1, "CLUSTER": 2}, {"STAGE": 1, "PREFETCH": 1}, {"STAGE": 1, "BLOCK_ROWS": 2, "THREADS": 64}} {
-			wantOverride(t, p, c, sm80, "a row staged in shared memory takes one block")
+		for _, c := range []lower.Config{{"STAGE": 1, "PREFETCH": 1}, {"STAGE": 1, "BLOCK_ROWS": 2, "THREADS": 64}} {
+			wantOverride(t, p, c, sm80, "a row staged in shared memory takes one block or one cluster")
 		}
+		wantOverride(t, p, lower.Config{"STAGE": 1, "CLUSTER": 2, "PREFETCH": 0, "BLOCK_ROWS": 1, "THREADS": 64}, sm80, "thread block clusters")
 	}
 }
 

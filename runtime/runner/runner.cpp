@@ -636,6 +636,11 @@ std::string cmdFunc(const std::vector<std::string>& t) {
   if (it == modules.end()) fail("EPROTO", "unknown module " + t[1]);
   CUfunction f;
   check(cuModuleGetFunction(&f, it->second, t[2].c_str()), "cuModuleGetFunction");
+  // A kernel compiled for clusters of more than 8 blocks (a non-portable
+  // size; 16 on the H100) launches only where it allows them. Others are
+  // unaffected, and a GPU without clusters refuses the attribute, which
+  // stays unset: no check.
+  (void)cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
   int regs = 0, smem = 0, maxThreads = 0;
   check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute(NUM_REGS)");
   check(cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute(SHARED_SIZE_BYTES)");

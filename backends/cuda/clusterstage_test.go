@@ -1,0 +1,91 @@
+package cuda
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kgen.dev/kgen/lower"
+)
+
+// TestClusterStagedRows: on a target with clusters, the rows of
+// testsuite/cluster_rows.kg, too long for a block's shared memory and for
+// the registers of the clusters that would stream them, are staged across
+// the fewest blocks of a cluster whose pieces fit (STAGE=1, CLUSTER 8 or
+// 16); the pieces cover the row; each block copies, reduces and stores
+// its own piece; and nvcc, where there is one, compiles the kernels for
+// sm_90. On a target without clusters nothing is staged so. The GPU runs
+// them against the interpreter (testsuite/results/2026-12-06-h100-s34-*/).
+func TestClusterStagedRows(t *testing.T) {
+	text, err := os.ReadFile("../../testsuite/cluster_rows.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm90 := sm90a
+	sm90.Wgmma = false
+	var plans []*lower.Plan
+	for _, p := range plansFor(t, "cluster_rows.kg", string(text), sm90) {
+		if p.Env == nil {
+			continue
+		}
+		if len(p.Launches) != 1 {
+			t.Fatalf("%s: %d launches, want one row-reduce", p.Name, len(p.Launches))
+		}
+		l := p.Launches[0]
+		c := l.Config["CLUSTER"]
+		if l.Config["STAGE"] != 1 || c < 2 {
+			t.Errorf("%s: %s, want the rows staged by a cluster", p.Name, l.Config)
+			continue
+		}
+		n, _, ok := lower.RowStage(l)
+		smem := lower.RowStageSmem(l)
+		if !ok || smem > sm90.MaxSmem || l.Grid().Smem != smem {
+			t.Errorf("%s: staged %v, %d bytes a block (grid %d), at most %d", p.Name, ok, smem, l.Grid().Smem, sm90.MaxSmem)
+		}
+		if piece := lower.RowStagePiece(n, c); piece*c < n || piece%16 != 0 {
+			t.Errorf("%s: pieces of %d for a row of %d in %d blocks", p.Name, piece, n, c)
+		}
+		half := *l
+		half.Config = maps.Clone(l.Config)
+		half.Config["CLUSTER"] = c / 2
+		if lower.RowStageSmem(&half) <= sm90.MaxSmem {
+			t.Errorf("%s: clusters of %d, but %d blocks' pieces fit", p.Name, c, c/2)
+		}
+		src := Emit([]*lower.Plan{p})
+		for _, want := range []string{
+			fmt.Sprintf("__cluster_dims__(%d, 1, 1)", c),
+			fmt.Sprintf("kg_lo = (int64_t)(blockIdx.x %% %d) * %d", c, lower.RowStagePiece(n, c)),
+			"for (int64_t kg_c0 = kg_clo_X + threadIdx.x;",
+			"kg_cluster_reduce<",
+		} {
+			if !strings.Contains(src, want) {
+				t.Errorf("%s: no %q in the source", p.Name, want)
+			}
+		}
+		plans = append(plans, p)
+	}
+	for _, p := range plansFor(t, "cluster_rows.kg", string(text), sm80) {
+		for _, l := range p.Launches {
+			if l.Config["STAGE"] == 1 && l.Config["CLUSTER"] > 1 {
+				t.Errorf("sm_80 %s: %s", p.Name, l.Config)
+			}
+		}
+	}
+	nvcc, err := exec.LookPath("nvcc")
+	if err != nil {
+		t.Log("no nvcc on PATH: the kernels are not compiled")
+		return
+	}
+	dir := t.TempDir()
+	cu := filepath.Join(dir, "cluster_rows.cu")
+	if err := os.WriteFile(cu, []byte(Emit(plans)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(nvcc, "-arch=sm_90", "-cubin", "-o", filepath.Join(dir, "c.cubin"), cu).CombinedOutput(); err != nil {
+		t.Fatalf("nvcc: %v\n%s", err, out)
+	}
+}

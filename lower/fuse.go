@@ -842,21 +842,23 @@ func stagedDefault(l *Launch) Config {
 	return c
 }
 
-// clusterStagedDefault stages the rows across a cluster of 2 to 16
+// clusterStagedDefault stages the rows across a cluster of 2 to 8
 // blocks of 1024 threads (STAGE=1, CLUSTER > 1, the fewest blocks whose
 // pieces fit the target's shared memory, RowStagePiece) where the default
-// c would read them from memory in each pass: a row that c does not keep
-// in registers, too long for a block's shared memory, and
-// that the launch reads more than once (it stores outputs along it, and
-// is not one online pass, readOnce); else it returns nil. A cluster then
-// reads each row once: layer norm of 128 rows of 524288 f32 (2 MiB)
-// makes its mean's, deviations' and outputs' passes over shared memory.
-// On the H100 (testsuite/exp/grid_resident.cu, 2026-12-06-h200-s33-resident/
-// fourth-h100/), a normalization of rows of 2 MiB took 286.9 us read
-// twice and 223.7 us staged by clusters of 16 (the copy of the same
-// bytes 180.8).
+// c would read them from memory in three passes or more (streamedPasses):
+// a row that c does not keep in registers and that is too long for a
+// block's shared memory; else it returns nil. A cluster then reads each
+// row once. On the H100 (testsuite/results/2026-12-06-h100-s34-cluster-stage/),
+// softmax over 256 rows of 256000 f32 (1 MiB, three passes streamed)
+// took 553.06 us streamed and 303.22 staged by clusters of 8; but a
+// normalization over 128 rows of 2 MiB (two passes streamed: the mean
+// with its squared deviations, then the outputs) 291.39 streamed and
+// 408.67 staged by clusters of 16 of 1024 threads (311.94 of 512), and
+// layer norm over the same rows 338.46 and 448.35. (By hand, clusters of
+// 16 with one cluster barrier a row took 223.7 us:
+// testsuite/exp/grid_resident.cu.)
 func clusterStagedDefault(l *Launch, c Config) Config {
-	if !l.Target.Clusters || c["STAGE"] == 1 || len(RowOutputs(l)) == 0 || readOnce(l) {
+	if !l.Target.Clusters || c["STAGE"] == 1 || streamedPasses(l) < 3 {
 		return nil
 	}
 	if _, _, cached := RowCache(l.with(c)); cached {
@@ -867,7 +869,7 @@ func clusterStagedDefault(l *Launch, c Config) Config {
 	if smem := RowStageSmem(l.with(whole)); smem == 0 || smem <= l.Target.MaxSmem {
 		return nil // a block could stage the row; stagedDefault chose not to
 	}
-	for k := int64(2); k <= 16; k *= 2 {
+	for k := int64(2); k <= 8; k *= 2 {
 		s := Config{"THREADS": t, "PREFETCH": 0, "CLUSTER": k, "VEC": 1, "BLOCK_ROWS": 1, "STAGE": 1}
 		if smem := RowStageSmem(l.with(s)); smem == 0 {
 			return nil
@@ -876,6 +878,24 @@ func clusterStagedDefault(l *Launch, c Config) Config {
 		}
 	}
 	return nil
+}
+
+// streamedPasses is the passes over its rows that a row-reduce launch
+// reading them from memory makes: one a top reduction of its statements,
+// less one for each pair that one pass computes (OnePass), and one for
+// its outputs along the row.
+func streamedPasses(l *Launch) int {
+	stmts := append(slices.Clone(l.Fused), l.Stmt)
+	n := 0
+	for _, s := range stmts {
+		n += len(ir.TopReductions(s.Value))
+	}
+	pairs, _ := OnePass(stmts, l.RowDims)
+	n -= len(pairs.Online) + len(pairs.Centered)
+	if len(RowOutputs(l)) > 0 {
+		n++
+	}
+	return n
 }
 
 // prefetchFits reports whether a block of t threads prefetching keeps

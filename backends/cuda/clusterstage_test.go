@@ -14,12 +14,16 @@ import (
 
 // TestClusterStagedRows: on a target with clusters, the rows of
 // testsuite/cluster_rows.kg, too long for a block's shared memory and for
-// the registers of the clusters that would stream them, are staged across
-// the fewest blocks of a cluster whose pieces fit (STAGE=1, CLUSTER 8 or
-// 16); the pieces cover the row; each block copies, reduces and stores
-// its own piece; and nvcc, where there is one, compiles the kernels for
-// sm_90. On a target without clusters nothing is staged so. The GPU runs
-// them against the interpreter (testsuite/results/2026-12-06-h100-s34-*/).
+// the registers of the clusters that would stream them, are staged by
+// default across the fewest blocks of a cluster whose pieces fit
+// (STAGE=1, CLUSTER 8) where streaming would read them three times (the
+// softmaxes), and not where it reads them twice (the norms: mean and
+// squared deviations in one pass, then the outputs). Staged so, by
+// default or told to (the fewest blocks that fit, up to 16), the pieces
+// cover the row, each block copies, reduces and stores its own piece,
+// and nvcc, where there is one, compiles the kernels for sm_90. On a
+// target without clusters nothing is staged so. The GPU runs them
+// against the interpreter (testsuite/results/2026-12-06-h100-s34-cluster-stage/).
 func TestClusterStagedRows(t *testing.T) {
 	text, err := os.ReadFile("../../testsuite/cluster_rows.kg")
 	if err != nil {
@@ -27,6 +31,7 @@ func TestClusterStagedRows(t *testing.T) {
 	}
 	sm90 := sm90a
 	sm90.Wgmma = false
+	byDefault := map[string]bool{"softmax_odd": true, "softmax_f16_odd": true, "softmax_256k": true}
 	var plans []*lower.Plan
 	for _, p := range plansFor(t, "cluster_rows.kg", string(text), sm90) {
 		if p.Env == nil {
@@ -36,11 +41,23 @@ func TestClusterStagedRows(t *testing.T) {
 			t.Fatalf("%s: %d launches, want one row-reduce", p.Name, len(p.Launches))
 		}
 		l := p.Launches[0]
-		c := l.Config["CLUSTER"]
-		if l.Config["STAGE"] != 1 || c < 2 {
-			t.Errorf("%s: %s, want the rows staged by a cluster", p.Name, l.Config)
-			continue
+		staged := l.Config["STAGE"] == 1 && l.Config["CLUSTER"] > 1
+		if staged != byDefault[p.Name] {
+			t.Errorf("%s: %s, staged by a cluster: %v, want %v", p.Name, l.Config, staged, byDefault[p.Name])
 		}
+		if !staged {
+			for k := int64(2); k <= 16; k *= 2 {
+				c := lower.Config{"STAGE": 1, "CLUSTER": k, "THREADS": 1024, "PREFETCH": 0, "BLOCK_ROWS": 1, "VEC": 1}
+				if _, err := lower.Override(p, c, sm90); err == nil {
+					break
+				}
+			}
+			if l = p.Launches[0]; l.Config["STAGE"] != 1 || l.Config["CLUSTER"] < 2 {
+				t.Errorf("%s: no cluster of up to 16 stages its rows (%s)", p.Name, l.Config)
+				continue
+			}
+		}
+		c := l.Config["CLUSTER"]
 		n, _, ok := lower.RowStage(l)
 		smem := lower.RowStageSmem(l)
 		if !ok || smem > sm90.MaxSmem || l.Grid().Smem != smem {

@@ -561,6 +561,12 @@ func (g *gen) floatExpr(d int, l *leaves) *Expr {
 	case 2:
 		return bin("/", kFloat, x(), bin("+", kFloat, lit("1", kFloat), call("abs", kFloat, x())))
 	case 3:
+		if g.chance(0.25) {
+			// A sine and a cosine of one value, which the CUDA and HIP
+			// backends compute together.
+			y := x()
+			return bin(pickOf(g, []string{"+", "-", "*"}), kFloat, call("sin", kFloat, y), call("cos", kFloat, y))
+		}
 		return call(pickOf(g, []string{"relu", "abs", "tanh", "sigmoid", "erf", "sin", "cos"}), kFloat, x())
 	case 4:
 		switch g.pick(5) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // runnerTritonSource is the Triton runner: runner.cpp's protocol for
@@ -38,8 +39,20 @@ func StartTritonInterpreter(ctx context.Context, python, cacheDir string) (*Runn
 	if err != nil {
 		return nil, err
 	}
-	return startRunner(ctx, []string{python, script, "--interpret"}, nil)
+	r, err := startRunner(ctx, []string{python, script, "--interpret"}, nil)
+	if err == nil {
+		r.OpTimeout = InterpretOpTimeout
+	}
+	return r, err
 }
+
+// InterpretOpTimeout bounds each command of a runner in Triton's
+// interpreter mode, where a launch is numpy running every program on the
+// CPU: TestTritonPhasesInterpreted's 29 checks take about 170 s on an
+// idle two-core machine, and a transposed convolution's launch among them
+// took more than DefaultOpTimeout while other tests shared the cores
+// (twice, in the thirty-third and thirty-fourth sessions' CI runs).
+const InterpretOpTimeout = 5 * time.Minute
 
 func writeRunnerScript(cacheDir string) (string, error) {
 	cacheDir, err := runnerCache(cacheDir)

@@ -230,30 +230,40 @@ func colVectorLoads(m *lower.Columns) []*ir.Load {
 // default of ??.
 func evaluatedLoads(x ir.Expr) []*ir.Load {
 	var out []*ir.Load
-	var visit func(x ir.Expr)
-	visit = func(x ir.Expr) {
-		switch x := x.(type) {
-		case *ir.Select:
-			visit(x.Cond)
-			return
-		case *ir.Binary:
-			if x.Op == ir.And || x.Op == ir.Or {
-				visit(x.X)
-				return
-			}
-		case *ir.Load:
-			out = append(out, x)
-			for _, ix := range x.Index {
-				visit(ix)
-			}
-			return
+	walkEvaluated(x, func(x ir.Expr) bool {
+		if ld, ok := x.(*ir.Load); ok {
+			out = append(out, ld)
 		}
-		for _, c := range ir.Children(x) {
-			visit(c)
-		}
-	}
-	visit(x)
+		return true
+	})
 	return out
+}
+
+// walkEvaluated calls f on x and on each of its subexpressions that is
+// evaluated whenever x is: not the arms of ?:, the right operand of && or
+// ||, nor a load's default; where f returns false, not on that node's.
+func walkEvaluated(x ir.Expr, f func(ir.Expr) bool) {
+	if !f(x) {
+		return
+	}
+	switch x := x.(type) {
+	case *ir.Select:
+		walkEvaluated(x.Cond, f)
+		return
+	case *ir.Binary:
+		if x.Op == ir.And || x.Op == ir.Or {
+			walkEvaluated(x.X, f)
+			return
+		}
+	case *ir.Load:
+		for _, ix := range x.Index {
+			walkEvaluated(ix, f)
+		}
+		return
+	}
+	for _, c := range ir.Children(x) {
+		walkEvaluated(c, f)
+	}
 }
 
 // colVectorOK is the run-time condition of the vector loop: the columns

@@ -27,27 +27,13 @@ type sincosPair struct {
 func (e *emitter) sincosPairs(x ir.Expr) []*sincosPair {
 	var pairs []*sincosPair
 	byArg := map[string]*sincosPair{}
-	var visit func(x ir.Expr)
-	visit = func(x ir.Expr) {
+	walkEvaluated(x, func(x ir.Expr) bool {
 		if u, ok := e.shareUse[x]; ok && e.loop != nil && !u.def {
-			return
+			return false
 		}
 		switch x := x.(type) {
 		case *ir.Reduce:
-			return
-		case *ir.Select:
-			visit(x.Cond)
-			return
-		case *ir.Binary:
-			if x.Op == ir.And || x.Op == ir.Or {
-				visit(x.X)
-				return
-			}
-		case *ir.Load:
-			for _, ix := range x.Index {
-				visit(ix)
-			}
-			return
+			return false
 		case *ir.Call:
 			if x.Fn == ir.Sin || x.Fn == ir.Cos {
 				key := x.T.String() + " " + ir.Format(x.Args[0])
@@ -64,11 +50,8 @@ func (e *emitter) sincosPairs(x ir.Expr) []*sincosPair {
 				}
 			}
 		}
-		for _, c := range ir.Children(x) {
-			visit(c)
-		}
-	}
-	visit(x)
+		return true
+	})
 	out := pairs[:0]
 	for _, p := range pairs {
 		if len(p.sin) > 0 && len(p.cos) > 0 {

@@ -542,7 +542,11 @@ func (e *emitter) loadRows(indent, prefix string) {
 // rows have the same length and the tensors are aligned), a chunk's
 // staged values are read with one vector load from shared memory: read
 // element by element, a warp's loads of a chunk's element e fall 16 bytes
-// apart, four threads to a bank for 4-byte elements.
+// apart, four threads to a bank for 4-byte elements. So are the
+// statement's weights along the row (stageWeights) from memory, where
+// their rows start as far into a chunk as the output's. In a cluster
+// (CLUSTER > 1) each block stores the points of its piece of the row,
+// [kg_lo, kg_hi).
 func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	col := s.Index[len(s.Index)-1]
 	t, v, n := e.cType(s.Target.DType), lower.StageChunk(s.Target.DType), e.stageN

@@ -639,31 +639,12 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 
 // stageWeights lists the loads of s, a statement stored along a staged
 // row (stageStore), that its whole chunks read with one vector load each
-// beside the staged rows' (a layer norm's weights and bias): inputs not
-// staged, of the output's element size, read whenever s is evaluated at
-// the output's column as their last index and otherwise at the row's
-// indices only, with no default and no index that reads memory. Read
-// element by element, a warp's loads of a chunk's element e fall 16
-// bytes apart.
+// beside the staged rows' (a layer norm's weights and bias): those read
+// along the row (alongRow) of the output's element size. Read element by
+// element, a warp's loads of a chunk's element e fall 16 bytes apart.
 func (e *emitter) stageWeights(s *ir.Stmt) []*ir.Load {
-	col := s.Index[len(s.Index)-1]
-	var out []*ir.Load
-	for _, ld := range evaluatedLoads(s.Value) {
-		if ld.Default != nil || ld.Tensor.Kind != ir.Input || e.stage[ld.Tensor] != "" || lower.Gathers(ld) ||
-			ld.Tensor.DType.Size() != s.Target.DType.Size() || len(ld.Index) == 0 ||
-			slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
-			continue
-		}
-		last := len(ld.Index) - 1
-		if ref, ok := ld.Index[last].(*ir.IndexRef); !ok || ref.Index != col {
-			continue
-		}
-		if slices.ContainsFunc(ld.Index[:last], func(i ir.Expr) bool { return lower.Mentions(i, col) || !e.onlyRowAnd(i) }) {
-			continue
-		}
-		out = append(out, ld)
-	}
-	return out
+	loads := e.alongRow(s.Value, s.Index[len(s.Index)-1])
+	return slices.DeleteFunc(loads, func(ld *ir.Load) bool { return ld.Tensor.DType.Size() != s.Target.DType.Size() })
 }
 
 // rowPass emits a loop of the row's threads over the n points of a row
@@ -756,17 +737,27 @@ func (e *emitter) chunkLoads(ix []*ir.Index, reads ir.Expr) []*ir.Load {
 	if len(e.cached) == 0 || e.cacheVec < 2 || len(ix) != 1 {
 		return nil
 	}
+	return e.alongRow(reads, ix[0])
+}
+
+// alongRow lists the loads of reads, each element once, that read an
+// input along the row at col: inputs that the launch neither keeps in
+// registers nor stages, read whenever reads is evaluated, at col as their
+// last index and otherwise at the row's indices only, with no default
+// and no index that reads memory. A pass reads them a chunk at a time
+// (chunkLoads, stageWeights).
+func (e *emitter) alongRow(reads ir.Expr, col *ir.Index) []*ir.Load {
 	var out []*ir.Load
 	for _, ld := range evaluatedLoads(reads) {
-		if ld.Default != nil || ld.Tensor.Kind != ir.Input || e.cache[ld.Tensor] != "" || lower.Gathers(ld) ||
-			slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
+		if ld.Default != nil || ld.Tensor.Kind != ir.Input || e.cache[ld.Tensor] != "" || e.stage[ld.Tensor] != "" ||
+			lower.Gathers(ld) || len(ld.Index) == 0 || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
 			continue
 		}
 		last := len(ld.Index) - 1
-		if ref, ok := ld.Index[last].(*ir.IndexRef); !ok || ref.Index != ix[0] {
+		if ref, ok := ld.Index[last].(*ir.IndexRef); !ok || ref.Index != col {
 			continue
 		}
-		if slices.ContainsFunc(ld.Index[:last], func(i ir.Expr) bool { return lower.Mentions(i, ix[0]) || !e.onlyRowAnd(i) }) {
+		if slices.ContainsFunc(ld.Index[:last], func(i ir.Expr) bool { return lower.Mentions(i, col) || !e.onlyRowAnd(i) }) {
 			continue
 		}
 		out = append(out, ld)

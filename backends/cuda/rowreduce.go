@@ -124,6 +124,10 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    const bool kg_live = kg_rbase + kg_g < kg_rows;\n")
 		e.printf("    const int64_t kg_row = kg_live ? kg_rbase + kg_g : kg_rows - 1;\n")
 		live = "kg_live"
+	} else if e.cluster > 1 {
+		// kg_turn counts the rows a cluster has taken (kg_cluster_reduce).
+		e.printf("  int kg_turn = 0;\n")
+		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s, ++kg_turn) {\n", first, step)
 	} else {
 		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
 	}
@@ -242,6 +246,9 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    __syncthreads();  // every thread is done with the staged row before the next replaces it\n")
 	}
 	e.printf("  }\n")
+	if e.cluster > 1 {
+		e.printf("  kg_cluster_sync();  // no block leaves while another may still read its results\n")
+	}
 	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
 	e.shares, e.shareUses = nil, nil
 	e.stage, e.staged = nil, nil
@@ -1048,7 +1055,7 @@ func (e *emitter) reduceAcross(indent, dst string, op ir.ReduceOp, t ir.DType, p
 		e.printf("%s%s = kg_group_reduce<%d, %s>(%s, [](%s a, %s b) { return %s; });\n",
 			indent, dst, e.group, ct, part, ct, ct, combine(op, ct, "a", "b"))
 	case e.cluster > 1:
-		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
+		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s, kg_turn);\n",
 			indent, dst, e.cluster, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
 	default:
 		e.printf("%s%s = kg_block_reduce<%s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",

@@ -19,11 +19,17 @@ __device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
 }
 
 // kg_cluster_reduce combines v across the C blocks of a thread block
-// cluster (sm_90): kg_block_reduce within each block, then every block
-// reads the C blocks' results from their shared memory (distributed shared
-// memory) and combines them in rank order, so that all the cluster's
-// threads get the same value, run after run. Every thread of the cluster
-// must call it.
+// cluster (sm_90): kg_block_reduce within each block, then each warp of
+// every block reads the C blocks' results from their shared memory
+// (distributed shared memory), a lane a block, combines them with the
+// butterfly and takes lane 0's result, so that all the cluster's threads
+// get the same value, run after run. Every thread of the cluster must call it, once a turn of its
+// row loop (turn counts them): the blocks' results alternate between two
+// slots by the turn's parity, so that one cluster barrier a call is
+// enough (a block that writes turn t's slot has passed turn t - 1's
+// barrier, which every block reaches only after reading turn t - 2's, the
+// same slot). A kernel that calls it ends with kg_cluster_sync, so that
+// no block leaves while another may still read its results.
 #ifndef KGEN_HOST_EMULATION
 // (arrive releases and wait acquires by default.)
 __device__ __forceinline__ void kg_cluster_sync() {
@@ -54,16 +60,17 @@ __device__ __forceinline__ T kg_cluster_load(const T* p, unsigned rank) {
   return v;
 }
 template <int C, class T, class Op>
-__device__ __forceinline__ T kg_cluster_reduce(T v, T identity, Op op, T* smem) {
-  __shared__ T kg_total;  // the block's result, which the cluster's blocks read
+__device__ __forceinline__ T kg_cluster_reduce(T v, T identity, Op op, T* smem, int turn) {
+  static_assert(C >= 2 && C <= 32, "a cluster of 2 to 32 blocks");
+  __shared__ T kg_total[2];  // the block's results, by the turn's parity
   const T b = kg_block_reduce(v, identity, op, smem);
-  if (threadIdx.x == 0) kg_total = b;
-  kg_cluster_sync();  // every block's total is written
-  T r = kg_cluster_load(&kg_total, 0);
-#pragma unroll
-  for (int q = 1; q < C; ++q) r = op(r, kg_cluster_load(&kg_total, q));
-  kg_cluster_sync();  // every block has read before its total is written again
-  return r;
+  if (threadIdx.x == 0) kg_total[turn & 1] = b;
+  kg_cluster_sync();  // every block's result of this turn is written
+  const int lane = threadIdx.x & 31;
+  T r = lane < C ? kg_cluster_load(&kg_total[turn & 1], lane) : identity;
+  constexpr int half = C > 16 ? 16 : C > 8 ? 8 : C > 4 ? 4 : C > 2 ? 2 : 1;  // half the power of 2 at or above C
+  for (int o = half; o > 0; o >>= 1) r = op(r, __shfl_xor_sync(0xffffffffu, r, o));
+  return __shfl_sync(0xffffffffu, r, 0);  // lanes at and above C combined only identities
 }
 #endif
 

@@ -75,8 +75,9 @@ func TestClusterStagedRows(t *testing.T) {
 		src := Emit([]*lower.Plan{p})
 		for _, want := range []string{
 			fmt.Sprintf("__cluster_dims__(%d, 1, 1)", c),
-			fmt.Sprintf("kg_lo = (int64_t)(blockIdx.x %% %d) * %d", c, lower.RowStagePiece(n, c)),
-			"for (int64_t kg_c0 = kg_clo_X + threadIdx.x;",
+			fmt.Sprintf("kg_lo = (int)(blockIdx.x %% %d) * %d", c, lower.RowStagePiece(n, c)),
+			"kg_s_X = kg_sb_X - kg_clo_X * ",
+			"for (int kg_c0 = (kg_lo + kg_sh_X) / ",
 			"kg_cluster_reduce<",
 		} {
 			if !strings.Contains(src, want) {

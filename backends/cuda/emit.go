@@ -92,6 +92,10 @@ type emitter struct {
 	stage  map[*ir.Tensor]string
 	staged []*ir.Tensor
 	stageN int64
+	// stageThreads is the launch's block size (THREADS), the stride of
+	// its threads over a staged row's chunks: as a constant, a thread's
+	// chunks are at fixed offsets from one address.
+	stageThreads int64
 	// stageVec names, while stageStore emits a chunk's elements, the
 	// vector that holds the chunk of a staged input lined up with the
 	// output's (see stageStore); the loads of it read element kg_e.

@@ -325,7 +325,8 @@ const stageBatch = 8
 // staged input into shared memory: kg_sh_X is the row's first element's
 // place in its 16-byte chunk, and chunk c of the row's chunks (from that
 // one) moves with one aligned vector load and store, but for the first
-// and last, partly outside the row, whose elements move one at a time.
+// and last, partly outside the row (or the block's piece of it), whose
+// elements move one at a time.
 // Element i of the row is then kg_s_X[i + kg_sh_X]. A barrier follows:
 // the passes over the row read what other threads copied. The copy of
 // the one staged input takes the points of accs (stageAccs) from its

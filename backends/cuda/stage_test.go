@@ -45,8 +45,8 @@ instance softmax_short = softmax<R = 3, D = 2>
 instance ln_odd = layernorm_w<R = 4, D = 77>
 instance lse_odd = lse_bf16<R = 6, D = 131>
 instance two_odd = two_inputs<R = 5, D = 45>
-// Rows long enough that a thread's batches of 8 chunks (of 64 threads)
-// fall wholly in the row, which the copy takes without a test a chunk.
+// Rows long enough for several batches of 8 chunks a thread (of 64
+// threads): whole batches, and a last one partly past the row.
 instance softmax_long = softmax<R = 3, D = 4103>
 instance ln_long = layernorm_w<R = 3, D = 4099>
 

@@ -23,13 +23,14 @@ __device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
 // every block reads the C blocks' results from their shared memory
 // (distributed shared memory), a lane a block, combines them with the
 // butterfly and takes lane 0's result, so that all the cluster's threads
-// get the same value, run after run. Every thread of the cluster must call it, once a turn of its
-// row loop (turn counts them): the blocks' results alternate between two
-// slots by the turn's parity, so that one cluster barrier a call is
-// enough (a block that writes turn t's slot has passed turn t - 1's
-// barrier, which every block reaches only after reading turn t - 2's, the
-// same slot). A kernel that calls it ends with kg_cluster_sync, so that
-// no block leaves while another may still read its results.
+// get the same value, run after run. Every thread of the cluster must
+// call it, once a turn of its row loop (turn counts them): the blocks'
+// results alternate between two slots by the turn's parity, so that one
+// cluster barrier a call is enough (a block that writes turn t's slot has
+// passed turn t - 1's barrier, which every block reaches only after
+// reading turn t - 2's, the same slot). A kernel that calls it ends with
+// kg_cluster_sync, so that no block leaves while another may still read
+// its results.
 #ifndef KGEN_HOST_EMULATION
 // (arrive releases and wait acquires by default.)
 __device__ __forceinline__ void kg_cluster_sync() {

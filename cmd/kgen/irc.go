@@ -13,12 +13,14 @@ import (
 
 func init() {
 	register(&command{
-		name: "ir", args: "[--kernel K] [--after PASS] [--target T] [--hash] [--canonical] FILE", short: "print the typed IR of specs",
+		name: "ir", args: "[--kernel K] [--after PASS] [--target T] [--config C] [--hash] [--canonical] FILE", short: "print the typed IR of specs",
 		long: `
 Ir prints the typed IR of each kernel of FILE after the checker and the
 passes up to --after (passes: ` + strings.Join(passNames(), ", ") + `); --after lower
 prints the backend-neutral plan instead: launches, templates, workspace (for --target,
-with the templates that target adds, such as matmul-wgmma on cuda:sm_90a). Every conversion the
+with the templates that target adds, such as matmul-wgmma on cuda:sm_90a;
+--config replaces template parameters as kgen build's does, and the plan
+shows what that build would run). Every conversion the
 language implies is shown as a cast, every index with its range, every
 reduction with its accumulation type, and each statement's classification as
 a comment. --hash prints each kernel's canonical content hash instead, and
@@ -30,9 +32,14 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 			canonical := fs.Bool("canonical", false, "print the canonical text that --hash digests")
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
 			target := fs.String("target", "", "plan for this target, e.g. cuda:sm_90a (default: templates every target runs)")
+			var config configFlag
+			fs.Var(&config, "config", "with --after lower: template parameters replacing the defaults, e.g. row-reduce.STAGE=1,row-reduce.CLUSTER=4")
 			return func(args []string) int {
 				if len(args) != 1 {
 					return usageError("ir", "want exactly one FILE")
+				}
+				if config != nil && *after != "lower" {
+					return usageError("ir", "--config changes plans: use it with --after lower")
 				}
 				var lim lower.Limits
 				if *target != "" {
@@ -61,7 +68,7 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 					kernels = []*ir.Kernel{k}
 				}
 				if *after == "lower" {
-					return printPlans(files, prog, *kernel, lim)
+					return printPlans(files, prog, *kernel, lim, lower.Config(config))
 				}
 				for i, k := range kernels {
 					if err := ir.RunPasses(k, *after); err != nil {
@@ -94,8 +101,9 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 func passNames() []string { return append(ir.PassNames(), "lower") }
 
 // printPlans prints the plan of each kernel (symbolic) and instance
-// (specialized), or of the one --kernel names.
-func printPlans(files []*loaded, prog *ir.Program, only string, lim lower.Limits) int {
+// (specialized), or of the one --kernel names, with config's parameters
+// in place of the defaults where set.
+func printPlans(files []*loaded, prog *ir.Program, only string, lim lower.Limits, config lower.Config) int {
 	type target struct {
 		k    *ir.Kernel
 		env  *ir.Env
@@ -125,6 +133,12 @@ func printPlans(files []*loaded, prog *ir.Program, only string, lim lower.Limits
 		p, err := lower.Build(t.k, t.env, t.name, lim)
 		if err != nil {
 			panic(err)
+		}
+		if config != nil {
+			if _, err := lower.Override(p, config, lim); err != nil {
+				fmt.Fprintf(stderr, "kgen ir: %v\n", err)
+				return exitUser
+			}
 		}
 		if i > 0 {
 			fmt.Fprintln(stdout)

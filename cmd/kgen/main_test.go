@@ -246,3 +246,41 @@ func TestIRHashIgnoresNamesAndLayout(t *testing.T) {
 		t.Errorf("a sum of sums hashes like a matmul")
 	}
 }
+
+// TestIRConfig: kgen ir --after lower --config shows the plan with the
+// parameters replaced, as kgen build would run it, and refuses what
+// build refuses, with the reason.
+func TestIRConfig(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeFile(t, dir, "rows.kg", `kernel center<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mu[r] = sum[d](X[r, d]) / D
+  Y[r, d] = X[r, d] - mu[r]
+}
+instance center_big = center<R = 64, D = 100000>
+`)
+	code, out, errText := kgen(t, "ir", "--after", "lower", "--target", "cuda:sm_90", "--kernel", "center_big",
+		"--config", "row-reduce.STAGE=1,row-reduce.CLUSTER=4,row-reduce.PREFETCH=0,row-reduce.THREADS=128", spec)
+	// 64 rows, a cluster of 4 blocks of 128 threads each.
+	if code != exitOK || !strings.Contains(out, "CLUSTER=4") || !strings.Contains(out, "STAGE=1") || !strings.Contains(out, "grid (256) x block 128") {
+		t.Errorf("exit %d, stderr %q; the plan:\n%s\nwant CLUSTER=4, STAGE=1 and grid (256) x block 128", code, errText, out)
+	}
+	code, out, _ = kgen(t, "ir", "--after", "lower", "--target", "cuda:sm_90", "--kernel", "center_big", spec)
+	if code != exitOK || strings.Contains(out, "THREADS=128") {
+		t.Errorf("without --config: exit %d, the plan:\n%s\nwant the defaults (not THREADS=128)", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"--after", "lower", "--config", "nosuch.X=1"}, exitUser, `no template "nosuch"`},
+		{[]string{"--after", "lower", "--target", "cuda:sm_90", "--config", "row-reduce.STAGE=1,row-reduce.BLOCK_ROWS=4"}, exitUser, "takes one block or one cluster"},
+		{[]string{"--config", "THREADS=64"}, exitUsage, "use it with --after lower"},
+	} {
+		args := append(append([]string{"ir", "--kernel", "center_big"}, c.args...), spec)
+		code, _, errText := kgen(t, args...)
+		if code != c.code || !strings.Contains(errText, c.err) {
+			t.Errorf("kgen %s: exit %d, want %d; stderr %q, want it to contain %q", strings.Join(args, " "), code, c.code, errText, c.err)
+		}
+	}
+}

@@ -84,6 +84,13 @@ func TestClusterStagedRows(t *testing.T) {
 				t.Errorf("%s: no %q in the source", p.Name, want)
 			}
 		}
+		// Each reduction of a row takes a turn of its own: two under one
+		// turn share a slot of kg_cluster_reduce's results, which a block
+		// may then overwrite while another block still reads it (a max
+		// and then a sum, a mean and then the squares, both did).
+		if calls, turns := strings.Count(src, "kg_cluster_reduce<"), strings.Count(src, "kg_turn++)"); calls == 0 || turns != calls {
+			t.Errorf("%s: %d cluster reductions, %d of them a turn of their own", p.Name, calls, turns)
+		}
 		plans = append(plans, p)
 	}
 	for _, p := range plansFor(t, "cluster_rows.kg", string(text), sm80) {

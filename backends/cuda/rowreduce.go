@@ -125,9 +125,9 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    const int64_t kg_row = kg_live ? kg_rbase + kg_g : kg_rows - 1;\n")
 		live = "kg_live"
 	} else if e.cluster > 1 {
-		// kg_turn counts the rows a cluster has taken (kg_cluster_reduce).
+		// kg_turn counts the cluster's reductions (kg_cluster_reduce).
 		e.printf("  int kg_turn = 0;\n")
-		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s, ++kg_turn) {\n", first, step)
+		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
 	} else {
 		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
 	}
@@ -1059,7 +1059,7 @@ func (e *emitter) reduceAcross(indent, dst string, op ir.ReduceOp, t ir.DType, p
 		e.printf("%s%s = kg_group_reduce<%d, %s>(%s, [](%s a, %s b) { return %s; });\n",
 			indent, dst, e.group, ct, part, ct, ct, combine(op, ct, "a", "b"))
 	case e.cluster > 1:
-		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s, kg_turn);\n",
+		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s, kg_turn++);\n",
 			indent, dst, e.cluster, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
 	default:
 		e.printf("%s%s = kg_block_reduce<%s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",

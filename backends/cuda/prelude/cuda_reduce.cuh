@@ -24,13 +24,15 @@ __device__ __forceinline__ T kg_block_reduce(T v, T identity, Op op, T* smem) {
 // (distributed shared memory), a lane a block, combines them with the
 // butterfly and takes lane 0's result, so that all the cluster's threads
 // get the same value, run after run. Every thread of the cluster must
-// call it, once a turn of its row loop (turn counts them): the blocks'
-// results alternate between two slots by the turn's parity, so that one
-// cluster barrier a call is enough (a block that writes turn t's slot has
-// passed turn t - 1's barrier, which every block reaches only after
-// reading turn t - 2's, the same slot). A kernel that calls it ends with
-// kg_cluster_sync, so that no block leaves while another may still read
-// its results.
+// make the same calls, turn counting them (0, 1, 2, ... over the whole
+// kernel, whatever the rows): the blocks' results alternate between two
+// slots by the turn's parity, so that one cluster barrier a call is enough
+// (a block that writes turn t's slot has passed turn t - 1's barrier,
+// which every block reaches only after reading turn t - 2's, the same
+// slot). Two calls under one turn would share a slot: a block could
+// overwrite its first result while another still reads it. A kernel that
+// calls it ends with kg_cluster_sync, so that no block leaves while
+// another may still read its results.
 #ifndef KGEN_HOST_EMULATION
 // (arrive releases and wait acquires by default.)
 __device__ __forceinline__ void kg_cluster_sync() {

@@ -28,8 +28,11 @@
 //              sums exchanged through distributed shared memory, the
 //              clusters independent of one another (no grid barrier);
 //   clustered2 the same with half of each piece in registers, two blocks
-//              a multiprocessor.
-// The outputs of the five are compared with two-pass's (max |diff|).
+//              a multiprocessor;
+//   clustered-two  clustered with a second cluster reduction a row (session
+//              36), as kgen's mean-then-variance plan has: what does the
+//              second barrier cost?
+// The outputs of the six are compared with two-pass's (max |diff|).
 //   nvcc -O3 -arch=sm_90 -o grid_resident testsuite/exp/grid_resident.cu && ./grid_resident
 #include <algorithm>
 #include <cmath>
@@ -242,7 +245,12 @@ __global__ void __launch_bounds__(kThreads) resident2(const float4* __restrict__
 // a multiprocessor a block; clustered2 (R = 4, 64 KiB of shared memory,
 // at most 32 registers a thread) two, so that one block's loads overlap
 // the other's barrier and stores.
-template <int R>
+//
+// Two (clustered-two) reduces the row twice, as kgen's plan for a mean and
+// a variance does: the sum first, its mean, then each block's squares of
+// the deviations from it (S2 - 2 m S1 + n m^2 of the block's own sums),
+// two cluster barriers a row where the others have one.
+template <int R, bool Two = false>
 __global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* __restrict__ x, float4* __restrict__ y) {
   constexpr int kChunks = kPiece / 4 / kThreads;  // 8 a thread
   extern __shared__ float4 buf[];
@@ -267,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* _
       q += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
     }
     const float2 t = block_sum2(s, q, red);
-    if (threadIdx.x == 0) mine[n % 2] = t;
+    if (threadIdx.x == 0) mine[n % 2] = Two ? make_float2(t.x, 0) : t;
     cl.sync();  // every block's partial sums of this row are in place
     if (threadIdx.x < 32) {
       float2 p = threadIdx.x < kPieces ? *cl.map_shared_rank(&mine[n % 2], threadIdx.x) : make_float2(0, 0);
@@ -278,6 +286,18 @@ __global__ void __launch_bounds__(kThreads, R ? 2 : 1) clustered(const float4* _
       if (threadIdx.x == 0) stats = stats_of(p.x, p.y);
     }
     __syncthreads();
+    if (Two) {  // the second reduction: the block's squares of the deviations from the mean
+      __shared__ float dev[2];
+      const float m = stats.x;
+      if (threadIdx.x == 0) dev[n % 2] = t.y - 2 * m * t.x + (float)kPiece * m * m;
+      cl.sync();
+      if (threadIdx.x < 32) {
+        float d = threadIdx.x < kPieces ? *cl.map_shared_rank(&dev[n % 2], threadIdx.x) : 0.0f;
+        for (int o = 16; o > 0; o /= 2) d += __shfl_xor_sync(~0u, d, o);
+        if (threadIdx.x == 0) stats = make_float2(m, rsqrtf(fmaxf(d / kRow, 0.0f) + 1e-5f));
+      }
+      __syncthreads();
+    }
     const float2 st = stats;
     float4* o = y + piece * (kPiece / 4);
 #pragma unroll
@@ -317,10 +337,10 @@ int main() {
   attr[0].val.clusterDim.x = kPieces;
   attr[0].val.clusterDim.y = 1;
   attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t lcs[2] = {};
-  void* kernels[2] = {(void*)clustered<0>, (void*)clustered<4>};
-  for (int v = 0; v < 2; ++v) {
-    const int smem = v == 0 ? smem1 : smem1 / 2;
+  cudaLaunchConfig_t lcs[3] = {};
+  void* kernels[3] = {(void*)clustered<0>, (void*)clustered<4>, (void*)clustered<0, true>};
+  for (int v = 0; v < 3; ++v) {
+    const int smem = v == 1 ? smem1 / 2 : smem1;
     CHECK(cudaFuncSetAttribute(kernels[v], cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     CHECK(cudaFuncSetAttribute(kernels[v], cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     cudaLaunchConfig_t& lc = lcs[v];
@@ -334,10 +354,10 @@ int main() {
     cudaFuncAttributes fa;
     CHECK(cudaFuncGetAttributes(&fa, kernels[v]));
     lc.gridDim = dim3(kPieces * clusters);
-    printf("clustered%s: %d clusters of %d at once, %d registers, %zu bytes of local memory\n", v ? "2" : "", clusters, kPieces, fa.numRegs, fa.localSizeBytes);
+    printf("clustered%s: %d clusters of %d at once, %d registers, %zu bytes of local memory\n", v == 1 ? "2" : v == 2 ? "-two" : "", clusters, kPieces, fa.numRegs, fa.localSizeBytes);
   }
-  const char* names[] = {"copy", "two-pass (kgen)", "resident", "resident2", "clustered", "clustered2"};
-  const int plans = 6;
+  const char* names[] = {"copy", "two-pass (kgen)", "resident", "resident2", "clustered", "clustered2", "clustered-two"};
+  const int plans = 7;
   std::vector<std::vector<float>> ts(plans);
   std::vector<float> diff(plans, 0);
   cudaEvent_t a, b;
@@ -360,7 +380,8 @@ int main() {
         if (p == 2) CHECK(cudaLaunchCooperativeKernel((void*)resident, sms, kThreads, args, smem1, 0));
         else if (p == 3) CHECK(cudaLaunchCooperativeKernel((void*)resident2, sms, kThreads, args, smem2, 0));
         else if (p == 4) CHECK(cudaLaunchKernelEx(&lcs[0], clustered<0>, (const float4*)x, out));
-        else CHECK(cudaLaunchKernelEx(&lcs[1], clustered<4>, (const float4*)x, out));
+        else if (p == 5) CHECK(cudaLaunchKernelEx(&lcs[1], clustered<4>, (const float4*)x, out));
+        else CHECK(cudaLaunchKernelEx(&lcs[2], clustered<0, true>, (const float4*)x, out));
       }
       CHECK(cudaEventRecord(b));
       CHECK(cudaEventSynchronize(b));

@@ -370,6 +370,24 @@ func (e *emitter) stageRows(indent string, accs []stageAcc) {
 		e.printf("%sconst int kg_w0 = (%s + %s + %d) / %d, kg_w1 = (%s + %s) / %d;  // the chunks wholly in [%s, %s): [kg_w0, kg_w1)\n", in, lo, sh, v-1, v, hi, sh, v, lo, hi)
 		e.printf("%sfor (int kg_c0 = (%s + %s) / %d + (int)threadIdx.x; kg_c0 < kg_chunks; kg_c0 += %d) {\n", in, lo, sh, v, b*T)
 		e.printf("%s  KgVec<%s, %d> kg_x[%d];\n", in, ct, v, b)
+		// A batch whose chunks all lie wholly in [lo, hi) (every batch but
+		// those at the piece's edges) loads and takes them with no test a
+		// chunk: the loads leave together, at fixed offsets from one
+		// address.
+		e.printf("%s  if (kg_c0 >= kg_w0 && kg_c0 + %d < kg_w1) {  // the whole batch\n", in, (b-1)*T)
+		e.printf("%s    #pragma unroll\n", in)
+		e.printf("%s    for (int kg_b = 0; kg_b < %d; ++kg_b) kg_x[kg_b] = *(const KgVec<%s, %d>*)(kg_ap + (kg_c0 + kg_b * %d) * %d);\n", in, b, ct, v, T, v)
+		e.printf("%s    #pragma unroll\n", in)
+		e.printf("%s    for (int kg_b = 0; kg_b < %d; ++kg_b) {\n", in, b)
+		e.printf("%s      const int kg_c = kg_c0 + kg_b * %d;\n", in, T)
+		e.printf("%s      *(KgVec<%s, %d>*)(%s + kg_c * %d) = kg_x[kg_b];\n", in, ct, v, sp, v)
+		if len(accs) > 0 {
+			e.printf("%s      const int kg_p0 = kg_c * %d - %s;  // the chunk's first point\n", in, v, sh)
+			e.stagePoints(in+"      ", t, v, "", accs)
+		}
+		e.printf("%s    }\n", in)
+		e.printf("%s    continue;\n", in)
+		e.printf("%s  }\n", in)
 		e.printf("%s  #pragma unroll\n", in)
 		e.printf("%s  for (int kg_b = 0; kg_b < %d; ++kg_b) {\n", in, b)
 		e.printf("%s    const int kg_c = kg_c0 + kg_b * %d;\n", in, T)

@@ -62,6 +62,14 @@ kernel pitched<R, D, E>(X: f32[R, E]) -> (Y: f32[R, D]) {
   Y[r, d] = X[r, d] - mx[r]
 }
 instance pitch_odd = pitched<R = 6, D = 203, E = 206>
+
+// A sum whose points are weighted by a point's index (w[d]): the copy
+// takes each chunk's points at their own d, whole batches as edges.
+kernel weighted<R, D>(X: f32[R, D], w: f32[D]) -> (Y: f32[R, D]) {
+  let s[r] = sum[d](X[r, d] * w[d])
+  Y[r, d] = X[r, d] - s[r]
+}
+instance weighted_long = weighted<R = 3, D = 4103>
 `
 	var plans []*lower.Plan
 	for _, p := range plansFor(t, "staged.kg", spec, sm80) {
@@ -72,12 +80,12 @@ instance pitch_odd = pitched<R = 6, D = 203, E = 206>
 			t.Fatalf("%s: %v", p.Name, err)
 		}
 		src := Emit([]*lower.Plan{p})
-		staged := map[string]string{"softmax_long": "X", "ln_long": "X", "softmax_odd": "X", "softmax_short": "X", "resid_odd": "X", "ln_odd": "X", "lse_odd": "X", "two_odd": "X Z", "pitch_odd": "X"}[p.Name]
+		staged := map[string]string{"softmax_long": "X", "ln_long": "X", "softmax_odd": "X", "softmax_short": "X", "resid_odd": "X", "ln_odd": "X", "lse_odd": "X", "two_odd": "X Z", "pitch_odd": "X", "weighted_long": "X"}[p.Name]
 		// The output pass reads a chunk of a staged input of its element
 		// size with one vector load where the row starts as far into its
 		// chunk as the output's: X's rows of 206 f32 and Y's of 203 do
 		// in some rows and not in others.
-		lined := map[string]string{"softmax_long": "X", "ln_long": "X", "softmax_odd": "X", "resid_odd": "X", "ln_odd": "X", "two_odd": "X", "pitch_odd": "X"}[p.Name]
+		lined := map[string]string{"softmax_long": "X", "ln_long": "X", "softmax_odd": "X", "resid_odd": "X", "ln_odd": "X", "two_odd": "X", "pitch_odd": "X", "weighted_long": "X"}[p.Name]
 		for _, in := range strings.Fields(lined) {
 			if !strings.Contains(src, "kg_sh_"+in+" == kg_shy") || !strings.Contains(src, "kg_sv_"+in+".v[kg_e]") {
 				t.Errorf("%s: the output pass does not read %s's chunks as vectors:\n%s", p.Name, in, src)
@@ -96,7 +104,7 @@ instance pitch_odd = pitched<R = 6, D = 203, E = 206>
 		// left), the softmax's max alone (its outputs' pass is left), the
 		// layernorm's mean with its squared deviations, the max of
 		// pitched; with two staged inputs, the passes do.
-		first := map[string]string{"softmax_long": "kg_sp0", "ln_long": "kg_sp0", "softmax_odd": "kg_sp0", "softmax_short": "kg_sp0", "resid_odd": "kg_sp0", "ln_odd": "kg_sp0", "lse_odd": "kg_om0", "pitch_odd": "kg_sp0"}[p.Name]
+		first := map[string]string{"softmax_long": "kg_sp0", "ln_long": "kg_sp0", "softmax_odd": "kg_sp0", "softmax_short": "kg_sp0", "resid_odd": "kg_sp0", "ln_odd": "kg_sp0", "lse_odd": "kg_om0", "pitch_odd": "kg_sp0", "weighted_long": "kg_sp0"}[p.Name]
 		if took := strings.Contains(src, "the chunk's first point"); took != (first != "") || (first != "" && !strings.Contains(src, first+" = ")) {
 			t.Errorf("%s: the copy takes the row's points %v, want %v (in %s):\n%s", p.Name, took, first != "", first, src)
 		}

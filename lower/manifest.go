@@ -62,7 +62,10 @@ type ManifestLaunch struct {
 	Blocks      string `json:"blocks"`
 	Threads     int64  `json:"threads"`
 	SharedBytes int64  `json:"shared_bytes"`
-	Computes    string `json:"computes"`
+	// Cluster, above 1, is the blocks of the launch's thread block
+	// clusters; its rows stride by the grid (Grid's Cluster).
+	Cluster  int64  `json:"cluster,omitempty"`
+	Computes string `json:"computes"`
 }
 
 // Describe renders a plan's manifest entry. hash is the canonical hash of
@@ -123,6 +126,7 @@ func Describe(p *Plan, hash string) ManifestKernel {
 		m.Launches = append(m.Launches, ManifestLaunch{
 			Function: l.Name, Template: l.Template.Name(), Config: l.Config,
 			Blocks: SizeText(g.Blocks), Threads: g.Threads, SharedBytes: g.Smem, Computes: computes(l),
+			Cluster: max(g.Cluster, 0),
 		})
 	}
 	return m

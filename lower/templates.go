@@ -32,7 +32,10 @@ type Grid struct {
 	// a multiprocessor (bounding registers per thread).
 	MinBlocks int64
 	// Cluster, when above 1, groups every Cluster consecutive blocks into
-	// a thread block cluster (Blocks is a multiple of it).
+	// a thread block cluster (Blocks is a multiple of it), and the
+	// launch's rows stride by the grid, gridDim.x / Cluster clusters
+	// apart: any whole number of clusters up to Blocks computes every
+	// row, and the runner launches only those that fit at once.
 	Cluster int64
 }
 

@@ -747,6 +747,26 @@ func (r *Runner) Func(ctx context.Context, m Module, name string) (Function, err
 	return f, err
 }
 
+// MaxActiveClusters is how many clusters of cluster blocks of threads
+// threads, with smem bytes of dynamic shared memory, the GPU holds at once
+// running f (cuOccupancyMaxActiveClusters); 0 where none fits.
+func (r *Runner) MaxActiveClusters(ctx context.Context, f Function, threads, smem, cluster int) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.stale("clusters", f.gen); err != nil {
+		return 0, err
+	}
+	rest, err := r.do(ctx, 0, fmt.Sprintf("clusters %d %d %d %d", f.id, threads, smem, cluster))
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(rest))
+	if err != nil || n < 0 {
+		return 0, &RunnerError{Op: "clusters", Code: "EPROTO", Msg: fmt.Sprintf("bad reply %q", rest)}
+	}
+	return n, nil
+}
+
 func parseFuncReply(rest string) (Function, error) {
 	var f Function
 	n, err := fmt.Sscanf(rest, "%d %d %d %d", &f.id, &f.Regs, &f.StaticSmem, &f.MaxThreads)

@@ -248,6 +248,15 @@ func fakeRunnerMain(mode string) {
 				reply(fmt.Sprintf("ok %d 32 0 1024", next))
 				next++
 			}
+		case "clusters":
+			// As many clusters as 112 multiprocessors hold, one block
+			// each: 7 of 16 (the H100's figure for 16 blocks of 1024).
+			c, _ := strconv.Atoi(f[4])
+			if funcs[id(f[1])] == "" || c < 1 {
+				reply("err EPROTO: clusters FN BX SMEM C")
+			} else {
+				reply(fmt.Sprintf("ok %d", 112/c))
+			}
 		case "alloc":
 			n, _ := strconv.Atoi(f[1])
 			bufs[next] = make([]byte, n)
@@ -397,6 +406,9 @@ func TestFakeRunnerRoundTrip(t *testing.T) {
 	}
 	_, err = r.Func(ctx, m, "missing")
 	wantFailure(t, err, CompileError, "CUDA_ERROR_NOT_FOUND")
+	if n, err := r.MaxActiveClusters(ctx, cp, 1024, 131072, 16); n != 7 || err != nil {
+		t.Errorf("clusters of 16 at once: %d, %v; want 7", n, err)
+	}
 
 	data := []byte("0123456789abcdef")
 	src, _ := r.Alloc(ctx, int64(len(data)))

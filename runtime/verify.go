@@ -393,6 +393,19 @@ func (c *Executor) setupOn(ctx context.Context, p *lower.Plan, env *ir.Env, inpu
 			}
 			c.funcs[l.Name] = fn
 		}
+		if g.Cluster > 1 {
+			// A launch by clusters strides its rows by the grid: only the
+			// clusters that fit at once, each looping over the rows, rather
+			// than a cluster a row that relaunches clusters as others
+			// leave (lower.Grid's Cluster).
+			n, err := r.MaxActiveClusters(ctx, fn, int(g.Threads), int(g.Smem), int(g.Cluster))
+			if err != nil {
+				return run, err
+			}
+			if n > 0 {
+				blocks = min(blocks, int64(n)*g.Cluster)
+			}
+		}
 		run.launches = append(run.launches, LaunchSpec{Func: fn, Grid: [3]int{int(blocks), 1, 1}, Block: [3]int{int(g.Threads), 1, 1}, Smem: int(g.Smem), Args: args})
 	}
 	return run, nil

@@ -18,6 +18,10 @@
 //   read BUF PATH             -> ok            (written to PATH.tmp, then renamed)
 //   fill BUF BYTE             -> ok            (cuMemsetD8)
 //   launch LAUNCHSPEC         -> ok            (asynchronous; errors show at sync)
+//   clusters FN BX SMEM C     -> ok N          (clusters of C blocks of BX threads
+//                                with SMEM bytes of dynamic shared memory
+//                                that fit on the GPU at once,
+//                                cuOccupancyMaxActiveClusters; 0 if none)
 //   sync                      -> ok            (cuCtxSynchronize)
 //   time WARMUP_MS MIN_REPS MIN_MS FLUSH GRAPH LAUNCHSPEC
 //                             -> ok MEDIAN_US P20_US P80_US REPS CLOCK_MHZ BATCH
@@ -738,6 +742,42 @@ std::string cmdFill(const std::vector<std::string>& t) {
   return "ok";
 }
 
+// cmdClusters answers how many clusters of C blocks the GPU holds at once
+// for function FN, so that a launch whose rows stride by the grid can take
+// only those (kgen's row launches by clusters: a cluster a row relaunches
+// clusters where the ones that fit could loop over the rows).
+std::string cmdClusters(const std::vector<std::string>& t) {
+  nargs(t, 5, "clusters FN BX SMEM C");
+  CUfunction f = function(t[1]);
+  long long bx = parseInt(t[2], "block size"), smem = parseNonNeg(t[3], "shared memory bytes"),
+            c = parseInt(t[4], "cluster size");
+  if (bx < 1 || bx > 0xffffffffLL || c < 1 || c > 64 || smem > 0xffffffffLL)
+    fail("EPROTO", "block size, cluster size (1 to 64) or shared memory out of range");
+  if (smem > 48 * 1024) {
+    check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  }
+  CUlaunchAttribute attr;
+  memset(&attr, 0, sizeof attr);
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = (unsigned)c;
+  attr.value.clusterDim.y = 1;
+  attr.value.clusterDim.z = 1;
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDimX = (unsigned)c;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = (unsigned)bx;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.sharedMemBytes = (unsigned)smem;
+  cfg.hStream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int n = 0;
+  check(cuOccupancyMaxActiveClusters(&n, f, &cfg), "cuOccupancyMaxActiveClusters");
+  return fmt("ok %d", n);
+}
+
 std::string cmdLaunch(const std::vector<std::string>& t) {
   Launch L;
   if (parseLaunch(t, 1, L) != t.size()) fail("EPROTO", "argument count " + t[9] + " does not match the " + std::to_string(t.size() - 10) + " arguments given");
@@ -888,6 +928,7 @@ std::string handle(const std::string& line) {
   if (c == "read") return cmdRead(line, t);
   if (c == "fill") return cmdFill(t);
   if (c == "launch") return cmdLaunch(t);
+  if (c == "clusters") return cmdClusters(t);
   if (c == "sync") {
     nargs(t, 1, "sync");
     check(cuCtxSynchronize(), "cuCtxSynchronize");

@@ -123,11 +123,14 @@ func Describe(p *Plan, hash string) ManifestKernel {
 	}
 	for _, l := range p.Launches {
 		g := l.Grid()
-		m.Launches = append(m.Launches, ManifestLaunch{
+		ml := ManifestLaunch{
 			Function: l.Name, Template: l.Template.Name(), Config: l.Config,
 			Blocks: SizeText(g.Blocks), Threads: g.Threads, SharedBytes: g.Smem, Computes: computes(l),
-			Cluster: max(g.Cluster, 0),
-		})
+		}
+		if g.Cluster > 1 {
+			ml.Cluster = g.Cluster
+		}
+		m.Launches = append(m.Launches, ml)
 	}
 	return m
 }

@@ -84,6 +84,11 @@ func TestClusterStagedRows(t *testing.T) {
 				t.Errorf("%s: no %q in the source", p.Name, want)
 			}
 		}
+		// The manifest tells a build system the launch's cluster, whose
+		// rows stride by the grid.
+		if ml := lower.Describe(p, "").Launches[0]; ml.Cluster != c {
+			t.Errorf("%s: the manifest's cluster %d, want %d", p.Name, ml.Cluster, c)
+		}
 		// Each reduction of a row takes a turn of its own: two under one
 		// turn share a slot of kg_cluster_reduce's results, which a block
 		// may then overwrite while another block still reads it (a max
@@ -94,9 +99,12 @@ func TestClusterStagedRows(t *testing.T) {
 		plans = append(plans, p)
 	}
 	for _, p := range plansFor(t, "cluster_rows.kg", string(text), sm80) {
-		for _, l := range p.Launches {
+		for i, l := range p.Launches {
 			if l.Config["STAGE"] == 1 && l.Config["CLUSTER"] > 1 {
 				t.Errorf("sm_80 %s: %s", p.Name, l.Config)
+			}
+			if c := lower.Describe(p, "").Launches[i].Cluster; c != 0 {
+				t.Errorf("sm_80 %s: the manifest's cluster %d", p.Name, c)
 			}
 		}
 	}

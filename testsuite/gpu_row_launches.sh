@@ -7,8 +7,9 @@
 #     level 1) with a staged or cluster launch at its defaults, plus EXTRA;
 #  2. each of KGENS (default "kgen-base kgen", both in bin/) timed on those
 #     instances and on cluster_rows.kg's long rows (LONG) staged by
-#     clusters of 16 blocks of THREADS (default 1024), no PyTorch; then
-#     the first against each other (kgen bench --compare).
+#     clusters of 16 blocks of each of THREADS (a comma-separated list,
+#     default 1024), no PyTorch; then the first against each other
+#     (kgen bench --compare).
 # The instances come from the manifests that bin/kgen writes for
 # cuda:sm_90 with the heuristic defaults. Build the binaries first and
 # carry bin; logs go to $OUT, a short table last.
@@ -55,20 +56,26 @@ timeout -k 5 90 ./bin/kgen test --target cuda:sm_90 --seeds 3 testsuite/cluster_
 echo "test cluster_rows.kg: exit $? $(grep -E 'passed' "$OUT/correct/cluster_rows.log" | tail -1)"
 timeout -k 5 180 ./bin/kgen test --target cuda:sm_90 --seeds 3 --kernel "$INSTANCES" $FILES > "$OUT/correct/instances.log" 2>&1
 echo "test the instances: exit $? $(grep -E 'passed' "$OUT/correct/instances.log" | tail -1)"
-staged="row-reduce.STAGE=1,row-reduce.CLUSTER=16,row-reduce.PREFETCH=0,row-reduce.THREADS=$THREADS"
 for k in $KGENS; do
 	[ -x "./bin/$k" ] || { echo "no bin/$k"; exit 1; }
 	timeout 240 ./bin/$k bench --target cuda:sm_90 --kernel "$INSTANCES" --json "$OUT/time/$k.json" --md "$OUT/time/$k.md" $FILES > "$OUT/time/$k.log" 2>&1
 	echo "bench $k: exit $?"
-	timeout 60 ./bin/$k bench --target cuda:sm_90 --kernel "$LONG" --config "$staged" --json "$OUT/time/$k-long.json" --md "$OUT/time/$k-long.md" testsuite/cluster_rows.kg > "$OUT/time/$k-long.log" 2>&1
-	echo "bench $k, $LONG staged by 16 blocks of $THREADS: exit $?"
+	for th in ${THREADS//,/ }; do
+		staged="row-reduce.STAGE=1,row-reduce.CLUSTER=16,row-reduce.PREFETCH=0,row-reduce.THREADS=$th"
+		timeout 60 ./bin/$k bench --target cuda:sm_90 --kernel "$LONG" --config "$staged" --json "$OUT/time/$k-long$th.json" --md "$OUT/time/$k-long$th.md" testsuite/cluster_rows.kg > "$OUT/time/$k-long$th.log" 2>&1
+		echo "bench $k, $LONG staged by 16 blocks of $th: exit $?"
+	done
 done
 set -- $KGENS
 base=$1
 shift
 for k in "$@"; do
 	./bin/kgen bench --compare "$OUT/time/$base.json" "$OUT/time/$k.json" > "$OUT/time/compare-$k.txt" 2>&1
-	./bin/kgen bench --compare "$OUT/time/$base-long.json" "$OUT/time/$k-long.json" > "$OUT/time/compare-$k-long.txt" 2>&1
 	echo "== $base against $k"
-	grep -hE "^[a-z]" "$OUT/time/compare-$k.txt" "$OUT/time/compare-$k-long.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-110
+	grep -hE "^[a-z]" "$OUT/time/compare-$k.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-110
+	for th in ${THREADS//,/ }; do
+		./bin/kgen bench --compare "$OUT/time/$base-long$th.json" "$OUT/time/$k-long$th.json" > "$OUT/time/compare-$k-long$th.txt" 2>&1
+		echo "== $base against $k, $LONG staged by 16 blocks of $th"
+		grep -hE "^[a-z]" "$OUT/time/compare-$k-long$th.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-110
+	done
 done

@@ -124,11 +124,11 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 		e.printf("    const bool kg_live = kg_rbase + kg_g < kg_rows;\n")
 		e.printf("    const int64_t kg_row = kg_live ? kg_rbase + kg_g : kg_rows - 1;\n")
 		live = "kg_live"
-	} else if e.cluster > 1 {
-		// kg_turn counts the cluster's reductions (kg_cluster_reduce).
-		e.printf("  int kg_turn = 0;\n")
-		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
 	} else {
+		if e.cluster > 1 {
+			// kg_turn counts the cluster's reductions (kg_cluster_reduce).
+			e.printf("  int kg_turn = 0;\n")
+		}
 		e.printf("  for (int64_t kg_row = %s; kg_row < kg_rows; kg_row += %s) {\n", first, step)
 	}
 	e.decompose("    ", "kg_row", "kg_rrest", rows)

@@ -210,6 +210,15 @@ struct Launch {
   std::vector<void*> params;
 };
 
+// allowSmem lets f take smem bytes of dynamic shared memory, which above
+// 48 KiB a function must opt into.
+void allowSmem(CUfunction f, unsigned smem) {
+  if (smem > 48 * 1024) {
+    check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  }
+}
+
 // parseLaunch reads FN GX GY GZ BX BY BZ SMEM NARGS ARG... from t[i:] and
 // returns the index after it.
 size_t parseLaunch(const std::vector<std::string>& t, size_t i, Launch& L) {
@@ -276,10 +285,7 @@ size_t parseLaunch(const std::vector<std::string>& t, size_t i, Launch& L) {
       fail("EPROTO", "bad argument type '" + ty + "'");
     }
   }
-  if (L.smem > 48 * 1024) {
-    check(cuFuncSetAttribute(L.f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)L.smem),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  }
+  allowSmem(L.f, L.smem);
   return i + 9 + (size_t)n;
 }
 
@@ -753,10 +759,7 @@ std::string cmdClusters(const std::vector<std::string>& t) {
             c = parseInt(t[4], "cluster size");
   if (bx < 1 || bx > 0xffffffffLL || c < 1 || c > 64 || smem > 0xffffffffLL)
     fail("EPROTO", "block size, cluster size (1 to 64) or shared memory out of range");
-  if (smem > 48 * 1024) {
-    check(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  }
+  allowSmem(f, (unsigned)smem);
   CUlaunchAttribute attr;
   memset(&attr, 0, sizeof attr);
   attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;

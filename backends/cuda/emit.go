@@ -28,9 +28,11 @@ func (d *Dialect) Emit(plans []*lower.Plan, warp int64) string {
 	f := &file{ops: map[string]string{}}
 	for _, p := range plans {
 		for i, l := range p.Launches {
-			kernels.WriteString("\n")
-			e := &emitter{plan: p, d: d, sb: &kernels, file: f}
+			var sb strings.Builder
+			e := &emitter{plan: p, d: d, sb: &sb, file: f}
 			e.launch(i, l)
+			kernels.WriteString("\n")
+			kernels.WriteString(dropUnused(sb.String()))
 		}
 	}
 	var sb strings.Builder

@@ -100,7 +100,7 @@ func (b *cudaBackend) compile(ctx context.Context, units []*unit, jobs int, verb
 			u.compileFailed(diags, "the CUDA generated", errs[i])
 			continue
 		}
-		u.compiled(results[i].Cubin, ptxasReports(results[i].Resources), verbose, diags)
+		u.compiled(results[i].Cubin, ptxasReports(results[i].Resources), results[i].Warnings, verbose, diags)
 	}
 }
 
@@ -120,8 +120,10 @@ func ptxasReports(rs []kgrt.FuncResources) []resourceReport {
 }
 
 // compiled records unit u's binary and reports its kernels' resources at
-// the spec: spills always, as warnings, the rest as notes with -v.
-func (u *unit) compiled(binary string, resources []resourceReport, verbose bool, diags *diag.List) {
+// the spec: spills always, as warnings, the rest as notes with -v. What
+// the compiler warned of in the generated source is kgen's to fix, not
+// the user's: it is shown as a note with -v.
+func (u *unit) compiled(binary string, resources []resourceReport, warnings []kgrt.ToolMessage, verbose bool, diags *diag.List) {
 	u.binary = binary
 	u.manifest.Binary = filepath.Base(binary)
 	for _, r := range resources {
@@ -130,6 +132,11 @@ func (u *unit) compiled(binary string, resources []resourceReport, verbose bool,
 			diags.Warnf(span, "%s spills registers: %s", r.name, r.text)
 		} else if verbose {
 			diags.Add(diag.Note, span, fmt.Sprintf("%s: %s", r.name, r.text))
+		}
+	}
+	if verbose {
+		for _, w := range warnings {
+			diags.Add(diag.Note, diag.Span{}, fmt.Sprintf("the compiler warns of the generated code: %s", w))
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (b *hipBackend) compile(ctx context.Context, units []*unit, jobs int, verbo
 		for _, r := range results[i].Resources {
 			reports = append(reports, resourceReport{r.Name, r.String(), r.Spills()})
 		}
-		u.compiled(results[i].CodeObject, reports, verbose, diags)
+		u.compiled(results[i].CodeObject, reports, results[i].Warnings, verbose, diags)
 	}
 }
 
@@ -96,7 +96,7 @@ func (b *hipBackend) compileNvidia(ctx context.Context, units []*unit, jobs int,
 			u.compileFailed(diags, "the HIP generated (compiled by nvcc for "+b.target.String()+")", errs[i])
 			continue
 		}
-		u.compiled(results[i].Cubin, ptxasReports(results[i].Resources), verbose, diags)
+		u.compiled(results[i].Cubin, ptxasReports(results[i].Resources), results[i].Warnings, verbose, diags)
 	}
 }
 

@@ -226,28 +226,28 @@ struct KgMma {
         auto bt = [&](int k, int c) { return bits(BKM ? b[(n + c) * BP + kk + k] : b[(kk + k) * BP + n + c]); };
         bf[j][0] = bt(t, g), bf[j][1] = bt(t + 4, g);
       }
-      return;
-    }
+    } else {
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
-      const int m = wm * WTM + i * 16;
-      if (AK)
-        kg_ldmatrix_x4(af[i], a + (m + lane % 16) * AP + kk + lane / 16 * 8);
-      else
-        kg_ldmatrix_x4_trans(af[i], a + (kk + lane % 8 + lane / 16 * 8) * AP + m + lane / 8 % 2 * 8);
-    }
+      for (int i = 0; i < MT; ++i) {
+        const int m = wm * WTM + i * 16;
+        if (AK)
+          kg_ldmatrix_x4(af[i], a + (m + lane % 16) * AP + kk + lane / 16 * 8);
+        else
+          kg_ldmatrix_x4_trans(af[i], a + (kk + lane % 8 + lane / 16 * 8) * AP + m + lane / 8 % 2 * 8);
+      }
 #pragma unroll
-    for (int j = 0; j < NT; j += 2) {
-      const int n = wn * WTN + j * 8;
-      unsigned r[4];
-      if (BKM)
-        kg_ldmatrix_x4(r, b + (n + lane % 8 + lane / 16 * 8) * BP + kk + lane / 8 % 2 * 8);
-      else
-        kg_ldmatrix_x4_trans(r, b + (kk + lane % 8 + lane / 8 % 2 * 8) * BP + n + lane / 16 * 8);
-      bf[j][0] = r[0];
-      bf[j][1] = r[1];
-      bf[j + 1][0] = r[2];
-      bf[j + 1][1] = r[3];
+      for (int j = 0; j < NT; j += 2) {
+        const int n = wn * WTN + j * 8;
+        unsigned r[4];
+        if (BKM)
+          kg_ldmatrix_x4(r, b + (n + lane % 8 + lane / 16 * 8) * BP + kk + lane / 8 % 2 * 8);
+        else
+          kg_ldmatrix_x4_trans(r, b + (kk + lane % 8 + lane / 8 % 2 * 8) * BP + n + lane / 16 * 8);
+        bf[j][0] = r[0];
+        bf[j][1] = r[1];
+        bf[j + 1][0] = r[2];
+        bf[j + 1][1] = r[3];
+      }
     }
   }
 

@@ -268,7 +268,7 @@ func (e *emitter) rowOutput(ind string, l *lower.Launch, s *ir.Stmt, loads []*ir
 	default:
 		e.printf("%sconst int64_t kg_cols = %s;\n", ind, e.expr(lower.Cols(l, s)))
 		cols := s.Index[l.RowDims:]
-		e.rowPass(ind, "kg_q", "kg_cols", cols, s.Value, func(in string) {
+		e.rowPass(ind, "kg_q", "kg_cols", cols, s.Value, s, func(in string) {
 			e.decompose(in, "kg_q", "kg_crest", cols)
 			e.store(in, s)
 		})
@@ -656,7 +656,9 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 		elements(in+"      ", "")
 		e.printf("%s    }\n", in)
 	}
-	e.printf("%s    *(KgVec<%s, %d>*)(kg_yp - kg_shy + kg_c * %d) = kg_vy;\n", in, t, v, v)
+	// Indexed as vectors (see rowPass): nvcc split the store of a cast
+	// of kg_yp - kg_shy + kg_c * v into one a point.
+	e.printf("%s    ((KgVec<%s, %d>*)(kg_yp - kg_shy))[kg_c] = kg_vy;\n", in, t, v)
 	e.printf("%s  } else {  // the first or last, partly outside it\n", in)
 	elements(in+"    ", fmt.Sprintf("if (%s >= %s && %s < %s) ", name(col.Name), lo, name(col.Name), hi))
 	e.printf("%s    #pragma unroll\n", in)
@@ -689,7 +691,12 @@ func (e *emitter) stageWeights(s *ir.Stmt) []*ir.Load {
 // (testsuite/results/2026-11-26-h100-s12-rows/vector-rows/), hip:nvidia's
 // layernorm_3d_kb 606 -> 543 us and matvec_256x131072 76.7 -> 58.8;
 // cuda:sm_90's the same within the noise (548.5 -> 543.9, 65.47 -> 65.44).
-func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr, emit func(in string)) {
+//
+// A pass that stores out, a statement whose target is contiguous along
+// the row too, stores each chunk's points with one vector store of up to
+// 16 bytes where the row of the target starts aligned as well
+// (rowVectorStore); emit then writes only the points of the other loop.
+func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr, out *ir.Stmt, emit func(in string)) {
 	if loads := e.chunkLoads(ix, reads); len(loads) > 0 {
 		e.cachedChunks(indent, flat, ix, reads, loads, emit)
 		return
@@ -718,6 +725,16 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 		e.printf("%sconst %s* const kg_vp%d = %s + %s;  // the row of %s\n", in, ct, i, name(ld.Tensor.Name), e.linear(at, ld.Tensor.Shape), ld.Tensor.Name)
 		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_vp%d %% %d == 0", i, v*int64(ld.Tensor.DType.Size())))
 	}
+	vecOut := e.rowVectorStore(out, ix, v)
+	if vecOut {
+		var at []ir.Expr
+		for _, x := range lower.Refs(out.Index) {
+			at = append(at, lower.Simplify(ir.Substitute(x, first)))
+		}
+		ot := e.cType(out.Target.DType)
+		e.printf("%s%s* const kg_yvp = %s + %s;  // the row of %s\n", in, ot, name(out.Target.Name), e.linear(at, out.Target.Shape), out.Target.Name)
+		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_yvp %% %d == 0", v*int64(out.Target.DType.Size())))
+	}
 	e.printf("%sif (%s) {\n", in, strings.Join(conds, " && "))
 	e.printf("%s  #pragma unroll 4\n", in)
 	e.printf("%s  for (int64_t kg_vc = %s; kg_vc < %s / %d; kg_vc += %s) {\n", in, e.rowTid, n, v, e.rowThreads)
@@ -736,14 +753,27 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 			return true
 		})
 	}
+	if vecOut {
+		e.printf("%s    KgVec<%s, %d> kg_vy;\n", in, e.cType(out.Target.DType), v)
+	}
 	e.printf("%s    #pragma unroll\n", in)
 	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
 	e.printf("%s      const int64_t %s = kg_vc * %d + kg_e;\n", in, flat, v)
-	emit(in + "      ")
+	if vecOut {
+		e.decompose(in+"      ", flat, "kg_crest", ix)
+		e.printf("%s      kg_vy.v[kg_e] = %s;\n", in, e.expr(out.Value))
+	} else {
+		emit(in + "      ")
+	}
 	for _, ld := range aliased {
 		delete(e.loads, ld)
 	}
 	e.printf("%s    }\n", in)
+	if vecOut {
+		// Indexed as vectors: written as a cast of the point's address,
+		// nvcc split some of these stores into one a point.
+		e.printf("%s    ((KgVec<%s, %d>*)kg_yvp)[kg_vc] = kg_vy;\n", in, e.cType(out.Target.DType), v)
+	}
 	e.printf("%s  }\n", in)
 	e.printf("%s} else {\n", in)
 	body := e.rowLoop(in+"  ", flat, n, ix)
@@ -751,6 +781,18 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 	e.closeRowLoop(in + "  ")
 	e.printf("%s}\n", in)
 	e.printf("%s}\n", indent)
+}
+
+// rowVectorStore reports whether a row pass over ix that reads chunks of
+// v points stores out's points a chunk at a time: out's target is
+// contiguous along ix, read at the row's indices otherwise, and a chunk of
+// it is at most 16 bytes.
+func (e *emitter) rowVectorStore(out *ir.Stmt, ix []*ir.Index, v int64) bool {
+	if out == nil || v*int64(out.Target.DType.Size()) > 16 {
+		return false
+	}
+	target := &ir.Load{Tensor: out.Target, Index: lower.Refs(out.Index)}
+	return lower.Contiguous(target, ix) && !slices.ContainsFunc(target.Index, func(i ir.Expr) bool { return !e.onlyRowAnd(i, ix...) })
 }
 
 // chunkLoads lists the loads of reads, a pass over a row kept in
@@ -1039,7 +1081,7 @@ func (e *emitter) onePass(indent string, r *ir.Reduce, a rowAcc) {
 	a.declare(indent)
 	e.printf("%s{\n", indent)
 	a.open(indent + "  ")
-	e.rowPass(indent+"  ", "kg_k", e.paren(lower.Extent(r.Axes)), r.Axes, r.Body, func(in string) {
+	e.rowPass(indent+"  ", "kg_k", e.paren(lower.Extent(r.Axes)), r.Axes, r.Body, nil, func(in string) {
 		e.decompose(in, "kg_k", "kg_krest", r.Axes)
 		a.point(in)
 	})

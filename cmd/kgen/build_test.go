@@ -308,3 +308,59 @@ func TestBuildDeclaresNothingUnused(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRowOutputsStoreVectors compiles row launches whose outputs a
+// pass writes along the row, with nvcc, and checks the PTX: each such
+// launch stores whole chunks with st.global.v4 (one instruction for 16
+// bytes). Written as a cast of each point's address, nvcc split them into
+// one store a point: softmax over rows of a size known at run time (a
+// grid-stride pass over the row), center_2m (a row too long for
+// registers, streamed), softmax_256k (staged in shared memory by
+// clusters) had no vector store at all.
+func TestBuildRowOutputsStoreVectors(t *testing.T) {
+	needNVCC(t)
+	nvcc, err := kgrt.FindNVCC("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	code, _, errText := kgen(t, "build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", out, "../../examples/softmax.kg", "../../testsuite/cluster_rows.kg")
+	if code != exitOK {
+		t.Fatalf("build: exit %d\n%s", code, errText)
+	}
+	for stem, entries := range map[string][]string{"softmax": {"softmax"}, "cluster_rows": {"center_2m", "softmax_256k"}} {
+		ptx := filepath.Join(out, stem+".ptx")
+		cmd := exec.Command(nvcc.Path, "-arch=sm_90", "-O3", "-std=c++17", "-ptx", "-o", ptx, filepath.Join(out, stem+".cu"))
+		if text, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: nvcc: %v\n%s", stem, err, text)
+		}
+		text, err := os.ReadFile(ptx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, entry := range entries {
+			body := ptxEntry(string(text), entry)
+			if body == "" {
+				t.Errorf("%s.ptx: no entry %s", stem, entry)
+				continue
+			}
+			if !strings.Contains(body, "st.global.v4.f32") {
+				t.Errorf("%s: no vector store of its outputs in the PTX", entry)
+			}
+		}
+	}
+}
+
+// ptxEntry returns the text of PTX function name, from its .entry line to
+// the closing brace at the start of a line.
+func ptxEntry(ptx, name string) string {
+	start := strings.Index(ptx, ".entry "+name+"(")
+	if start < 0 {
+		return ""
+	}
+	end := strings.Index(ptx[start:], "\n}")
+	if end < 0 {
+		return ptx[start:]
+	}
+	return ptx[start : start+end]
+}

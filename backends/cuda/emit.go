@@ -313,6 +313,15 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 	e.printf("%s%s[%s] = %s;\n", indent, name(s.Target.Name), e.linear(refs, s.Target.Shape), e.expr(s.Value))
 }
 
+// vecAt is the vector of v elements of type t at element offset off (a
+// multiple of v) of base, as an lvalue indexed by vectors: written as a
+// cast of the element's address, base + off, nvcc split some stores
+// through it into one a point (dw_s2_5x5's, and a row pass's outputs:
+// TestBuildRowOutputsStoreVectors).
+func vecAt(t string, v int64, base, off string) string {
+	return fmt.Sprintf("((KgVec<%s, %d>*)%s)[(uint64_t)(%s) / %d]", t, v, base, off, v)
+}
+
 // pointwise computes output points in a grid-stride loop, UNROLL points a
 // block apart per thread and step, each point's statement and then its
 // siblings' (Also). With VEC > 1, a thread takes VEC consecutive points of
@@ -610,7 +619,7 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 	}
 	e.printf("          }\n")
 	for i, st := range stmts {
-		e.printf("          *(KgVec<%s, %d>*)(%s + %s) = %s;\n", e.cType(st.Target.DType), vec, name(st.Target.Name), e.linear(refs, st.Target.Shape), vy(i))
+		e.printf("          %s = %s;\n", vecAt(e.cType(st.Target.DType), vec, name(st.Target.Name), e.linear(refs, st.Target.Shape)), vy(i))
 	}
 	e.printf("        }\n")
 	e.printf("      }\n")

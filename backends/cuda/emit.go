@@ -317,7 +317,7 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 // multiple of v) of base, as an lvalue indexed by vectors: written as a
 // cast of the element's address, base + off, nvcc split some stores
 // through it into one a point (dw_s2_5x5's, and a row pass's outputs:
-// TestBuildRowOutputsStoreVectors).
+// TestBuildStoresVectors).
 func vecAt(t string, v int64, base, off string) string {
 	return fmt.Sprintf("((KgVec<%s, %d>*)%s)[(uint64_t)(%s) / %d]", t, v, base, off, v)
 }

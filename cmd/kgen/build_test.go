@@ -287,26 +287,48 @@ func TestBuildOnly(t *testing.T) {
 // output would: nvcc must not warn of a variable declared and never
 // referenced (#177).
 func TestBuildDeclaresNothingUnused(t *testing.T) {
+	for stem, c := range compilePTX(t, "../../examples/norms.kg", "../../examples/softmax.kg") {
+		if strings.Contains(c.log, "#177") {
+			t.Errorf("%s.cu: nvcc warns of unused variables:\n%s", stem, c.log)
+		}
+	}
+}
+
+// ptxOf is what nvcc made of one file of kgen's CUDA: the PTX, and what
+// nvcc printed.
+type ptxOf struct{ ptx, log string }
+
+// compilePTX emits the CUDA of each of files for cuda:sm_90 with kgen
+// build and compiles it to PTX with nvcc as kgen does (-O3 -std=c++17),
+// with nvcc's default warnings; the results by file stem. It skips the
+// test without nvcc (see missingTool).
+func compilePTX(t *testing.T, files ...string) map[string]ptxOf {
+	t.Helper()
 	needNVCC(t)
 	nvcc, err := kgrt.FindNVCC("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	code, _, errText := kgen(t, "build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", out, "../../examples/norms.kg", "../../examples/softmax.kg")
+	code, _, errText := kgen(t, append([]string{"build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", out}, files...)...)
 	if code != exitOK {
 		t.Fatalf("build: exit %d\n%s", code, errText)
 	}
-	for _, stem := range []string{"norms", "softmax"} {
-		cmd := exec.Command(nvcc.Path, "-arch=sm_90", "-ptx", "-o", filepath.Join(out, stem+".ptx"), filepath.Join(out, stem+".cu"))
-		text, err := cmd.CombinedOutput()
+	res := map[string]ptxOf{}
+	for _, f := range files {
+		stem := strings.TrimSuffix(filepath.Base(f), ".kg")
+		ptx := filepath.Join(out, stem+".ptx")
+		text, err := exec.Command(nvcc.Path, "-arch=sm_90", "-O3", "-std=c++17", "-ptx", "-o", ptx, filepath.Join(out, stem+".cu")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: nvcc: %v\n%s", stem, err, text)
 		}
-		if strings.Contains(string(text), "#177") {
-			t.Errorf("%s.cu: nvcc warns of unused variables:\n%s", stem, text)
+		data, err := os.ReadFile(ptx)
+		if err != nil {
+			t.Fatal(err)
 		}
+		res[stem] = ptxOf{string(data), string(text)}
 	}
+	return res
 }
 
 // TestBuildStoresVectors compiles launches whose outputs are written a
@@ -318,28 +340,10 @@ func TestBuildDeclaresNothingUnused(t *testing.T) {
 // (staged in shared memory by clusters) and dw_s2_5x5 (the elementwise
 // template, two points a thread) had no vector store at all.
 func TestBuildStoresVectors(t *testing.T) {
-	needNVCC(t)
-	nvcc, err := kgrt.FindNVCC("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	code, _, errText := kgen(t, "build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", out, "../../examples/softmax.kg", "../../testsuite/cluster_rows.kg", "../../examples/depthwise_conv.kg")
-	if code != exitOK {
-		t.Fatalf("build: exit %d\n%s", code, errText)
-	}
+	ptx := compilePTX(t, "../../examples/softmax.kg", "../../testsuite/cluster_rows.kg", "../../examples/depthwise_conv.kg")
 	for stem, entries := range map[string][]string{"softmax": {"softmax"}, "cluster_rows": {"center_2m", "softmax_256k"}, "depthwise_conv": {"dw_s2_5x5"}} {
-		ptx := filepath.Join(out, stem+".ptx")
-		cmd := exec.Command(nvcc.Path, "-arch=sm_90", "-O3", "-std=c++17", "-ptx", "-o", ptx, filepath.Join(out, stem+".cu"))
-		if text, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: nvcc: %v\n%s", stem, err, text)
-		}
-		text, err := os.ReadFile(ptx)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, entry := range entries {
-			body := ptxEntry(string(text), entry)
+			body := ptxEntry(ptx[stem].ptx, entry)
 			if body == "" {
 				t.Errorf("%s.ptx: no entry %s", stem, entry)
 				continue

@@ -313,13 +313,19 @@ func (e *emitter) store(indent string, s *ir.Stmt) {
 	e.printf("%s%s[%s] = %s;\n", indent, name(s.Target.Name), e.linear(refs, s.Target.Shape), e.expr(s.Value))
 }
 
-// vecAt is the vector of v elements of type t at element offset off (a
-// multiple of v) of base, as an lvalue indexed by vectors: written as a
-// cast of the element's address, base + off, nvcc split some stores
-// through it into one a point (dw_s2_5x5's, and a row pass's outputs:
-// TestBuildStoresVectors).
+// vecIndex is vector chunk of v elements of type t from base (a pointer
+// expression, parenthesized unless a name), as an lvalue indexed by
+// vectors. Written instead as a cast of the chunk's first element's
+// address, *(KgVec<t, v>*)(base + chunk * v), nvcc (11.8 and 13.0) split
+// some stores through it into one a point: dw_s2_5x5's, a row pass's and
+// a staged row's outputs (TestBuildStoresVectors).
+func vecIndex(t string, v int64, base, chunk string) string {
+	return fmt.Sprintf("((KgVec<%s, %d>*)%s)[%s]", t, v, base, chunk)
+}
+
+// vecAt is vecIndex at element offset off, a multiple of v.
 func vecAt(t string, v int64, base, off string) string {
-	return fmt.Sprintf("((KgVec<%s, %d>*)%s)[(uint64_t)(%s) / %d]", t, v, base, off, v)
+	return vecIndex(t, v, base, fmt.Sprintf("(uint64_t)(%s) / %d", off, v))
 }
 
 // pointwise computes output points in a grid-stride loop, UNROLL points a

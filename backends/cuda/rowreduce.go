@@ -656,9 +656,7 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 		elements(in+"      ", "")
 		e.printf("%s    }\n", in)
 	}
-	// Indexed as vectors (see rowPass): nvcc split the store of a cast
-	// of kg_yp - kg_shy + kg_c * v into one a point.
-	e.printf("%s    ((KgVec<%s, %d>*)(kg_yp - kg_shy))[kg_c] = kg_vy;\n", in, t, v)
+	e.printf("%s    %s = kg_vy;\n", in, vecIndex(t, v, "(kg_yp - kg_shy)", "kg_c"))
 	e.printf("%s  } else {  // the first or last, partly outside it\n", in)
 	elements(in+"    ", fmt.Sprintf("if (%s >= %s && %s < %s) ", name(col.Name), lo, name(col.Name), hi))
 	e.printf("%s    #pragma unroll\n", in)
@@ -726,12 +724,13 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_vp%d %% %d == 0", i, v*int64(ld.Tensor.DType.Size())))
 	}
 	vecOut := e.rowVectorStore(out, ix, v)
+	var ot string // the output's element type, where stored as vectors
 	if vecOut {
 		var at []ir.Expr
 		for _, x := range lower.Refs(out.Index) {
 			at = append(at, lower.Simplify(ir.Substitute(x, first)))
 		}
-		ot := e.cType(out.Target.DType)
+		ot = e.cType(out.Target.DType)
 		e.printf("%s%s* const kg_yvp = %s + %s;  // the row of %s\n", in, ot, name(out.Target.Name), e.linear(at, out.Target.Shape), out.Target.Name)
 		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_yvp %% %d == 0", v*int64(out.Target.DType.Size())))
 	}
@@ -754,7 +753,7 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 		})
 	}
 	if vecOut {
-		e.printf("%s    KgVec<%s, %d> kg_vy;\n", in, e.cType(out.Target.DType), v)
+		e.printf("%s    KgVec<%s, %d> kg_vy;\n", in, ot, v)
 	}
 	e.printf("%s    #pragma unroll\n", in)
 	e.printf("%s    for (int kg_e = 0; kg_e < %d; ++kg_e) {\n", in, v)
@@ -770,9 +769,7 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 	}
 	e.printf("%s    }\n", in)
 	if vecOut {
-		// Indexed as vectors: written as a cast of the point's address,
-		// nvcc split some of these stores into one a point.
-		e.printf("%s    ((KgVec<%s, %d>*)kg_yvp)[kg_vc] = kg_vy;\n", in, e.cType(out.Target.DType), v)
+		e.printf("%s    %s = kg_vy;\n", in, vecIndex(ot, v, "kg_yvp", "kg_vc"))
 	}
 	e.printf("%s  }\n", in)
 	e.printf("%s} else {\n", in)

@@ -207,7 +207,7 @@ func (e *emitter) colGroup(l *lower.Launch) {
 	e.printf("%s}\n", in)
 	y, at := name(g.Final.Target.Name), e.linear(point(g.K), g.Final.Target.Shape)
 	move(in,
-		fmt.Sprintf("*(KgVec<%s, %d>*)(%s + %s) = kg_vy;", out, vec, y, at),
+		vecAt(out, vec, y, at)+" = kg_vy;",
 		fmt.Sprintf("%s[%s] = kg_vy.v[kg_v];", y, at))
 	closePoints("      ")
 	e.printf("    }\n")

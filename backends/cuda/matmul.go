@@ -189,7 +189,7 @@ func (e *emitter) epilogue(bm, bn int64, rows, cols []*ir.Index, r *ir.Reduce, s
 		e.printf("          {\n")
 		e.printf("            const int64_t kg_n = kg_n0;\n")
 		e.decomposeBounded("            ", "kg_n", "kg_nrest", cols)
-		e.printf("            *(KgVec<%s, %d>*)&%s[%s] = kg_v;\n", e.cType(t.DType), run, name(t.Name), e.linear(refs, t.Shape))
+		e.printf("            %s = kg_v;\n", vecAt(e.cType(t.DType), run, name(t.Name), e.linear(refs, t.Shape)))
 		e.printf("          }\n")
 		e.printf("        }\n")
 		e.printf("      }\n")

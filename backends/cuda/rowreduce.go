@@ -98,7 +98,6 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			}
 			aligned = append(aligned, outLoads[s]...)
 		}
-		aligned = append(aligned, e.rowChunkLoads(stmts)...)
 		e.printf("  const bool kg_vec = %s;  // whole aligned chunks: vector loads and stores\n", e.alignedRows(nil, tensors, aligned, e.cacheVec))
 	}
 	// The grid is sized for prefetching only where lower says so (never
@@ -587,10 +586,8 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 	e.printf("%sconst int kg_shy = (int)((uintptr_t)kg_yp %% 16 / sizeof(%s));\n", in, t)
 	weights := e.stageWeights(s)
 	for i, ld := range weights {
-		at := slices.Clone(ld.Index)
-		at[len(at)-1] = ir.IntConst(0)
 		ct := e.cType(ld.Tensor.DType)
-		e.printf("%sconst %s* const kg_wp%d = %s + %s;  // the row of %s\n", in, ct, i, name(ld.Tensor.Name), e.linear(at, ld.Tensor.Shape), ld.Tensor.Name)
+		e.printf("%sconst %s* const kg_wp%d = %s;  // the row of %s\n", in, ct, i, e.loadAt(ld, map[*ir.Index]ir.Expr{col: ir.IntConst(0)}), ld.Tensor.Name)
 	}
 	// The points the block stores: the row, or in a cluster its piece.
 	lo, hi, first := "0", strconv.FormatInt(n, 10)+"L", "threadIdx.x"
@@ -672,7 +669,8 @@ func (e *emitter) stageStore(indent string, s *ir.Stmt) {
 // along the row (alongRow) of the output's element size. Read element by
 // element, a warp's loads of a chunk's element e fall 16 bytes apart.
 func (e *emitter) stageWeights(s *ir.Stmt) []*ir.Load {
-	loads := e.alongRow(s.Value, s.Index[len(s.Index)-1])
+	col := s.Index[len(s.Index)-1]
+	loads := e.alongRow(s.Value, []*ir.Index{col})
 	return slices.DeleteFunc(loads, func(ld *ir.Load) bool { return ld.Tensor.DType.Size() != s.Target.DType.Size() })
 }
 
@@ -709,29 +707,14 @@ func (e *emitter) rowPass(indent, flat, n string, ix []*ir.Index, reads ir.Expr,
 	e.printf("%s{\n", indent)
 	in := indent + "  "
 	conds := []string{fmt.Sprintf("%s %% %d == 0", n, v)}
-	// The row's first point: every index at its lower bound.
-	first := map[*ir.Index]ir.Expr{}
-	for _, x := range ix {
-		first[x] = x.Lo
-	}
-	for i, ld := range loads {
-		var at []ir.Expr
-		for _, x := range ld.Index {
-			at = append(at, lower.Simplify(ir.Substitute(x, first)))
-		}
-		ct := e.cType(ld.Tensor.DType)
-		e.printf("%sconst %s* const kg_vp%d = %s + %s;  // the row of %s\n", in, ct, i, name(ld.Tensor.Name), e.linear(at, ld.Tensor.Shape), ld.Tensor.Name)
-		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_vp%d %% %d == 0", i, v*int64(ld.Tensor.DType.Size())))
-	}
+	first := rowFirst(ix)
+	conds = append(conds, e.rowPointers(in, loads, first, v)...)
 	vecOut := e.rowVectorStore(out, ix, v)
 	var ot string // the output's element type, where stored as vectors
 	if vecOut {
-		var at []ir.Expr
-		for _, x := range lower.Refs(out.Index) {
-			at = append(at, lower.Simplify(ir.Substitute(x, first)))
-		}
 		ot = e.cType(out.Target.DType)
-		e.printf("%s%s* const kg_yvp = %s + %s;  // the row of %s\n", in, ot, name(out.Target.Name), e.linear(at, out.Target.Shape), out.Target.Name)
+		target := &ir.Load{Tensor: out.Target, Index: lower.Refs(out.Index)}
+		e.printf("%s%s* const kg_yvp = %s;  // the row of %s\n", in, ot, e.loadAt(target, first), out.Target.Name)
 		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_yvp %% %d == 0", v*int64(out.Target.DType.Size())))
 	}
 	e.printf("%sif (%s) {\n", in, strings.Join(conds, " && "))
@@ -793,39 +776,36 @@ func (e *emitter) rowVectorStore(out *ir.Stmt, ix []*ir.Index, v int64) bool {
 }
 
 // chunkLoads lists the loads of reads, a pass over a row kept in
-// registers in chunks of VEC (lower.RowVec > 1), that the pass can read a
-// chunk at a time beside the registers: inputs not kept themselves, read
-// whenever reads is evaluated, at the pass's index ix as their last,
-// contiguous dimension and otherwise at the row's indices only, such as
-// the vector x of a matrix-vector product's sum[k](A[m, k] * x[k]). They
-// would otherwise be read an element at a time: VEC loads where one does.
+// registers in chunks of VEC (lower.RowVec > 1), that the pass reads a
+// chunk at a time (alongRow): the vector x of a matrix-vector product's
+// sum[k](A[m, k] * x[k]) beside the cached rows of A, or a split row's
+// X[chunk * CH + d] where nothing is cached. They would otherwise be read
+// an element at a time, VEC loads where one does, and nvcc merges none
+// of them (it cannot know the rows aligned): frobenius_kb's split sum
+// read its 64 MiB as 32 scalar loads a thread.
 func (e *emitter) chunkLoads(ix []*ir.Index, reads ir.Expr) []*ir.Load {
-	// Only beside a row kept in registers (kg_vec, which says whether
-	// the chunks are aligned, is declared only then).
-	if len(e.cached) == 0 || e.cacheVec < 2 || len(ix) != 1 {
+	if e.cache == nil || e.cacheVec < 2 || len(ix) != 1 {
 		return nil
 	}
-	return e.alongRow(reads, ix[0])
+	return e.alongRow(reads, ix)
 }
 
-// alongRow lists the loads of reads, each element once, that read an
-// input along the row at col: inputs that the launch neither keeps in
-// registers nor stages, read whenever reads is evaluated, at col as their
-// last index and otherwise at the row's indices only, with no default
-// and no index that reads memory. A pass reads them a chunk at a time
-// (chunkLoads, stageWeights).
-func (e *emitter) alongRow(reads ir.Expr, col *ir.Index) []*ir.Load {
+// alongRow lists the loads of reads, each element once, that a pass over
+// the points ix of a row reads a chunk at a time: inputs that the launch
+// neither keeps in registers nor stages, read whenever reads is evaluated
+// (not under ?:, && or ||, nor with a default) at consecutive elements
+// for consecutive points (lower.Contiguous: X[r, d], X[chunk * CH + d], or
+// a group's X[n, g * CG + j, h, w] over [j, h, w]), their indices of the
+// row's and ix only, and no index that reads memory. Whether a row of
+// them starts aligned is checked for each row (rowPointers).
+func (e *emitter) alongRow(reads ir.Expr, ix []*ir.Index) []*ir.Load {
 	var out []*ir.Load
 	for _, ld := range evaluatedLoads(reads) {
 		if ld.Default != nil || ld.Tensor.Kind != ir.Input || e.cache[ld.Tensor] != "" || e.stage[ld.Tensor] != "" ||
 			lower.Gathers(ld) || len(ld.Index) == 0 || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
 			continue
 		}
-		last := len(ld.Index) - 1
-		if ref, ok := ld.Index[last].(*ir.IndexRef); !ok || ref.Index != col {
-			continue
-		}
-		if slices.ContainsFunc(ld.Index[:last], func(i ir.Expr) bool { return lower.Mentions(i, col) || !e.onlyRowAnd(i) }) {
+		if !lower.Contiguous(ld, ix) || slices.ContainsFunc(ld.Index, func(i ir.Expr) bool { return !e.onlyRowAnd(i, ix...) }) {
 			continue
 		}
 		out = append(out, ld)
@@ -833,37 +813,72 @@ func (e *emitter) alongRow(reads ir.Expr, col *ir.Index) []*ir.Load {
 	return out
 }
 
-// rowChunkLoads is chunkLoads of every reduction over the row of stmts,
-// whose tensors the launch's kg_vec checks for alignment.
-func (e *emitter) rowChunkLoads(stmts []*ir.Stmt) []*ir.Load {
-	var out []*ir.Load
-	for _, s := range stmts {
-		for _, r := range ir.TopReductions(s.Value) {
-			out = append(out, e.chunkLoads(r.Axes, r.Body)...)
-		}
+// rowFirst is the first point of a pass over ix: every index at its
+// lower bound.
+func rowFirst(ix []*ir.Index) map[*ir.Index]ir.Expr {
+	first := map[*ir.Index]ir.Expr{}
+	for _, x := range ix {
+		first[x] = x.Lo
 	}
-	return out
+	return first
+}
+
+// loadAt is the address of ld's element with the indices of at (others as
+// in scope): X + its offset.
+func (e *emitter) loadAt(ld *ir.Load, at map[*ir.Index]ir.Expr) string {
+	var idx []ir.Expr
+	for _, x := range ld.Index {
+		idx = append(idx, lower.Simplify(ir.Substitute(x, at)))
+	}
+	return fmt.Sprintf("%s + %s", name(ld.Tensor.Name), e.linear(idx, ld.Tensor.Shape))
+}
+
+// rowPointers declares kg_vp<i>, the address of load i's element at a
+// pass's first point, and returns the conditions that each is aligned
+// for chunks of v elements: where they hold, the pass's chunk that starts
+// at point q (a multiple of v) of load i is kg_vp<i>[q, q + v), one
+// vector load.
+func (e *emitter) rowPointers(in string, loads []*ir.Load, first map[*ir.Index]ir.Expr, v int64) []string {
+	var conds []string
+	for i, ld := range loads {
+		ct := e.cType(ld.Tensor.DType)
+		e.printf("%sconst %s* const kg_vp%d = %s;  // the row of %s\n", in, ct, i, e.loadAt(ld, first), ld.Tensor.Name)
+		conds = append(conds, fmt.Sprintf("(uintptr_t)kg_vp%d %% %d == 0", i, v*int64(ld.Tensor.DType.Size())))
+	}
+	return conds
 }
 
 // cachedChunks is rowPass over a row kept in registers in chunks (see
 // chunkLoads): the unrolled loop over the thread's chunks, each of the
-// loads' chunks read with one vector load where kg_vec holds, then the
-// chunk's points in order, as rowLoop's registers are.
+// loads' chunks read with one vector load where the rows of the loads
+// start aligned (kg_pvec, checked for each row), then the chunk's points
+// in order, as rowLoop's registers are.
 func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Expr, loads []*ir.Load, emit func(in string)) {
 	v := e.cacheVec
+	e.printf("%s{\n", indent)
+	outer := indent + "  "
+	conds := e.rowPointers(outer, loads, rowFirst(ix), v)
+	e.printf("%sconst bool kg_pvec = %s;\n", outer, strings.Join(conds, " && "))
 	e.loop = ix[0]
-	e.printf("%s#pragma unroll\n", indent)
-	e.printf("%sfor (int kg_c = 0; kg_c < %d; ++kg_c) {\n", indent, e.cacheJ/v)
-	e.printf("%s  const int64_t kg_q0 = ((int64_t)kg_c * %d + %s) * %d;\n", indent, e.cacheThreads, e.rowTid, v)
-	e.printf("%s  %s{\n", indent, e.inRow("kg_q0"))
-	in := indent + "    "
+	e.printf("%s#pragma unroll\n", outer)
+	e.printf("%sfor (int kg_c = 0; kg_c < %d; ++kg_c) {\n", outer, e.cacheJ/v)
+	e.printf("%s  const int64_t kg_q0 = ((int64_t)kg_c * %d + %s) * %d;\n", outer, e.cacheThreads, e.rowTid, v)
+	e.printf("%s  %s{\n", outer, e.inRow("kg_q0"))
+	in := outer + "    "
 	e.decompose(in, "kg_q0", "kg_crest", ix)
 	if e.loads == nil {
 		e.loads = map[*ir.Load]string{}
 	}
 	for i, ld := range loads {
+		t := e.cType(ld.Tensor.DType)
 		x := fmt.Sprintf("kg_vk%d", i)
-		e.chunkLoad(in, x, ld, v)
+		e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
+		e.printf("%sif (kg_pvec) {\n", in)
+		e.printf("%s  %s = *(const KgVec<%s, %d>*)(kg_vp%d + kg_q0);\n", in, x, t, v, i)
+		e.printf("%s} else {\n", in)
+		e.printf("%s  #pragma unroll\n", in)
+		e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = kg_vp%d[kg_q0 + kg_e];\n", in, v, x, i)
+		e.printf("%s}\n", in)
 		e.aliasLoads(reads, ld, x+".v[kg_e]")
 	}
 	e.printf("%s#pragma unroll\n", in)
@@ -875,38 +890,28 @@ func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Exp
 	for _, ld := range loads {
 		e.aliasLoads(reads, ld, "")
 	}
-	e.printf("%s  }\n", indent)
+	e.printf("%s  }\n", outer)
+	e.printf("%s}\n", outer)
 	e.printf("%s}\n", indent)
 	e.loop = nil
 }
 
-// rowVectorLoads lists the loads of reads that a row pass over the
-// indices ix can make vector loads, each element once, and the chunk's
-// elements (16 bytes of the widest, at most 8; 1 for none): inputs read
-// whenever reads is evaluated (not under ?:, && or ||, nor with a
-// default) at consecutive elements for consecutive points of the row
-// (lower.Contiguous: X[r, chunk * CH + d], or a group's X[n, g * CG + j,
-// h, w] over [j, h, w]), their indices of the row's and ix only, and no
-// index that reads memory. Rows that are cached or staged read their
-// registers or shared memory instead.
+// rowVectorLoads lists the loads of reads that a pass over the points ix
+// of a row neither cached nor staged reads as vectors (alongRow), and the
+// chunk's elements: 16 bytes of the widest, at most 8; 1 for none. Rows
+// that are cached or staged read their registers or shared memory
+// instead, and the loads beside them chunkLoads.
 func (e *emitter) rowVectorLoads(ix []*ir.Index, reads ir.Expr) ([]*ir.Load, int64) {
 	if len(ix) == 0 || e.cache != nil || e.stage != nil {
 		return nil, 1
 	}
-	var out []*ir.Load
-	size := int64(0)
-	for _, ld := range evaluatedLoads(reads) {
-		if ld.Default != nil || ld.Tensor.Kind != ir.Input || len(ld.Index) == 0 || lower.Gathers(ld) || slices.ContainsFunc(out, func(o *ir.Load) bool { return sameLoad(o, ld) }) {
-			continue
-		}
-		if !lower.Contiguous(ld, ix) || slices.ContainsFunc(ld.Index, func(i ir.Expr) bool { return !e.onlyRowAnd(i, ix...) }) {
-			continue
-		}
-		out = append(out, ld)
-		size = max(size, int64(ld.Tensor.DType.Size()))
-	}
+	out := e.alongRow(reads, ix)
 	if len(out) == 0 {
 		return nil, 1
+	}
+	size := int64(0)
+	for _, ld := range out {
+		size = max(size, int64(ld.Tensor.DType.Size()))
 	}
 	return out, min(8, max(1, 16/size))
 }
@@ -1000,12 +1005,12 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	e.decompose(in+"  ", "kg_q", "kg_crest", s.Index[len(s.Index)-1:])
 	e.printf("%s  kg_vy.v[kg_e] = %s;\n", in, e.expr(s.Value))
 	e.printf("%s}\n", in)
-	e.printf("%s%s* kg_yp = %s + %s;\n", in, out, name(s.Target.Name), e.linear(refs, s.Target.Shape))
+	at := e.linear(refs, s.Target.Shape)
 	e.printf("%sif (kg_vec) {\n", in)
-	e.printf("%s  *(KgVec<%s, %d>*)kg_yp = kg_vy;\n", in, out, v)
+	e.printf("%s  %s = kg_vy;\n", in, vecAt(out, v, name(s.Target.Name), at))
 	e.printf("%s} else {\n", in)
 	e.printf("%s  #pragma unroll\n", in)
-	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) kg_yp[kg_e] = kg_vy.v[kg_e];\n", in, v)
+	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s[%s + kg_e] = kg_vy.v[kg_e];\n", in, v, name(s.Target.Name), at)
 	e.printf("%s}\n", in)
 	for _, ld := range loads {
 		e.aliasLoads(s.Value, ld, "")

@@ -112,7 +112,7 @@ func (e *emitter) transpose(l *lower.Launch) {
 		e.printf("%s  kg_y.v[kg_e] = %s;\n", in, e.expr(s.Value))
 		e.loads = nil
 		e.printf("%s}\n", in)
-		e.printf("%s*(KgVec<%s, %d>*)(%s + %s) = kg_y;\n", in, ot, v, name(s.Target.Name), e.linear(lower.Refs(s.Index), s.Target.Shape))
+		e.printf("%s%s = kg_y;\n", in, vecAt(ot, v, name(s.Target.Name), e.linear(lower.Refs(s.Index), s.Target.Shape)))
 		end()
 	}
 	if v > 1 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -337,20 +338,54 @@ func compilePTX(t *testing.T, files ...string) map[string]ptxOf {
 // each point's address, nvcc split them into one store a point: softmax
 // over rows of a size known at run time (a grid-stride pass over the
 // row), center_2m (a row too long for registers, streamed), softmax_256k
-// (staged in shared memory by clusters) and dw_s2_5x5 (the elementwise
-// template, two points a thread) had no vector store at all.
+// (staged in shared memory by clusters), dw_s2_5x5 (the elementwise
+// template, two points a thread), the tensor-core matmul's epilogue
+// (matmul_bf16_4k, gemm_bias_relu_4k: 256 scalar stores, no vector one)
+// and transpose_last2_bf16 had no vector store at all.
 func TestBuildStoresVectors(t *testing.T) {
-	ptx := compilePTX(t, "../../examples/softmax.kg", "../../testsuite/cluster_rows.kg", "../../examples/depthwise_conv.kg")
-	for stem, entries := range map[string][]string{"softmax": {"softmax"}, "cluster_rows": {"center_2m", "softmax_256k"}, "depthwise_conv": {"dw_s2_5x5"}} {
+	files := map[string][]string{
+		"softmax":        {"softmax"},
+		"cluster_rows":   {"center_2m", "softmax_256k"},
+		"depthwise_conv": {"dw_s2_5x5"},
+		"matmul_lowp":    {"matmul_bf16_4k"},
+		"fused_gemm":     {"gemm_bias_relu_4k"},
+		"transpose":      {"transpose_last2_bf16"},
+	}
+	ptx := compilePTX(t, "../../examples/softmax.kg", "../../testsuite/cluster_rows.kg", "../../examples/depthwise_conv.kg",
+		"../../examples/matmul_lowp.kg", "../../examples/fused_gemm.kg", "../../examples/transpose.kg")
+	for stem, entries := range files {
 		for _, entry := range entries {
 			body := ptxEntry(ptx[stem].ptx, entry)
 			if body == "" {
 				t.Errorf("%s.ptx: no entry %s", stem, entry)
 				continue
 			}
-			if !strings.Contains(body, "st.global.v2.f32") && !strings.Contains(body, "st.global.v4.f32") {
+			if !vectorAccess.MatchString(body) {
 				t.Errorf("%s: no vector store of its outputs in the PTX", entry)
 			}
+		}
+	}
+}
+
+// vectorAccess matches a vector global store in PTX.
+var vectorAccess = regexp.MustCompile(`st\.global\.v[248]\.`)
+
+// TestBuildLoadsSplitRowsVectors compiles the split sums of whole
+// tensors, whose first launch sums rows X[chunk * CH + d] that no block
+// keeps, and checks that nvcc's PTX reads them with ld.global.v2 or .v4:
+// read a point at a time, frobenius_kb_0_fro_part had 32 scalar loads and
+// no vector load, and so had dot_1m's and sum_all_1k's.
+func TestBuildLoadsSplitRowsVectors(t *testing.T) {
+	ptx := compilePTX(t, "../../examples/l2norm.kg", "../../examples/matvec.kg", "../../examples/reductions.kg")
+	load := regexp.MustCompile(`ld\.global\.(?:nc\.)?v[248]\.`)
+	for stem, entry := range map[string]string{"l2norm": "frobenius_kb_0_fro_part", "matvec": "dot_1m_0_out_part", "reductions": "sum_all_1k_0_total_part"} {
+		body := ptxEntry(ptx[stem].ptx, entry)
+		if body == "" {
+			t.Errorf("%s.ptx: no entry %s", stem, entry)
+			continue
+		}
+		if !load.MatchString(body) {
+			t.Errorf("%s: no vector load of its rows in the PTX", entry)
 		}
 	}
 }

@@ -870,15 +870,8 @@ func (e *emitter) cachedChunks(indent, flat string, ix []*ir.Index, reads ir.Exp
 		e.loads = map[*ir.Load]string{}
 	}
 	for i, ld := range loads {
-		t := e.cType(ld.Tensor.DType)
 		x := fmt.Sprintf("kg_vk%d", i)
-		e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
-		e.printf("%sif (kg_pvec) {\n", in)
-		e.printf("%s  %s = *(const KgVec<%s, %d>*)(kg_vp%d + kg_q0);\n", in, x, t, v, i)
-		e.printf("%s} else {\n", in)
-		e.printf("%s  #pragma unroll\n", in)
-		e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = kg_vp%d[kg_q0 + kg_e];\n", in, v, x, i)
-		e.printf("%s}\n", in)
+		e.chunkLoad(in, x, e.cType(ld.Tensor.DType), v, "kg_pvec", fmt.Sprintf("kg_vp%d", i), "kg_q0")
 		e.aliasLoads(reads, ld, x+".v[kg_e]")
 	}
 	e.printf("%s#pragma unroll\n", in)
@@ -993,7 +986,7 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	}
 	for i, ld := range loads {
 		x := fmt.Sprintf("kg_vx%d", i)
-		e.chunkLoad(in, x, ld, v)
+		e.chunkLoad(in, x, e.cType(ld.Tensor.DType), v, "kg_vec", name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 		e.aliasLoads(s.Value, ld, x+".v[kg_e]")
 	}
 	refs := lower.Refs(s.Index)
@@ -1020,18 +1013,16 @@ func (e *emitter) storeChunks(indent string, s *ir.Stmt, loads []*ir.Load) {
 	e.loop = nil
 }
 
-// chunkLoad declares x, a vector of v elements, and reads into it the
-// chunk of load ld at its indices (the chunk's first point in scope): one
-// vector load where kg_vec holds, else element by element.
-func (e *emitter) chunkLoad(in, x string, ld *ir.Load, v int64) {
-	t := e.cType(ld.Tensor.DType)
-	at := e.linear(ld.Index, ld.Tensor.Shape)
+// chunkLoad declares x, a vector of v elements of type t, and reads into
+// it the chunk at base[off, off + v): one vector load where cond holds
+// (the chunk aligned), else element by element.
+func (e *emitter) chunkLoad(in, x, t string, v int64, cond, base, off string) {
 	e.printf("%sKgVec<%s, %d> %s;\n", in, t, v, x)
-	e.printf("%sif (kg_vec) {\n", in)
-	e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, name(ld.Tensor.Name), at)
+	e.printf("%sif (%s) {\n", in, cond)
+	e.printf("%s  %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, x, t, v, base, off)
 	e.printf("%s} else {\n", in)
 	e.printf("%s  #pragma unroll\n", in)
-	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, name(ld.Tensor.Name), at)
+	e.printf("%s  for (int kg_e = 0; kg_e < %d; ++kg_e) %s.v[kg_e] = %s[%s + kg_e];\n", in, v, x, base, off)
 	e.printf("%s}\n", in)
 }
 

@@ -353,22 +353,26 @@ func TestBuildStoresVectors(t *testing.T) {
 	}
 	ptx := compilePTX(t, "../../examples/softmax.kg", "../../testsuite/cluster_rows.kg", "../../examples/depthwise_conv.kg",
 		"../../examples/matmul_lowp.kg", "../../examples/fused_gemm.kg", "../../examples/transpose.kg")
-	for stem, entries := range files {
-		for _, entry := range entries {
+	everyEntryHas(t, ptx, files, regexp.MustCompile(`st\.global\.v[248]\.`), "no vector store of its outputs in the PTX")
+}
+
+// everyEntryHas checks that the PTX of each entry of entries (by file
+// stem) matches re, and reports each one that does not with what.
+func everyEntryHas(t *testing.T, ptx map[string]ptxOf, entries map[string][]string, re *regexp.Regexp, what string) {
+	t.Helper()
+	for stem, names := range entries {
+		for _, entry := range names {
 			body := ptxEntry(ptx[stem].ptx, entry)
 			if body == "" {
 				t.Errorf("%s.ptx: no entry %s", stem, entry)
 				continue
 			}
-			if !vectorAccess.MatchString(body) {
-				t.Errorf("%s: no vector store of its outputs in the PTX", entry)
+			if !re.MatchString(body) {
+				t.Errorf("%s: %s", entry, what)
 			}
 		}
 	}
 }
-
-// vectorAccess matches a vector global store in PTX.
-var vectorAccess = regexp.MustCompile(`st\.global\.v[248]\.`)
 
 // TestBuildLoadsSplitRowsVectors compiles the split sums of whole
 // tensors, whose first launch sums rows X[chunk * CH + d] that no block
@@ -377,17 +381,8 @@ var vectorAccess = regexp.MustCompile(`st\.global\.v[248]\.`)
 // no vector load, and so had dot_1m's and sum_all_1k's.
 func TestBuildLoadsSplitRowsVectors(t *testing.T) {
 	ptx := compilePTX(t, "../../examples/l2norm.kg", "../../examples/matvec.kg", "../../examples/reductions.kg")
-	load := regexp.MustCompile(`ld\.global\.(?:nc\.)?v[248]\.`)
-	for stem, entry := range map[string]string{"l2norm": "frobenius_kb_0_fro_part", "matvec": "dot_1m_0_out_part", "reductions": "sum_all_1k_0_total_part"} {
-		body := ptxEntry(ptx[stem].ptx, entry)
-		if body == "" {
-			t.Errorf("%s.ptx: no entry %s", stem, entry)
-			continue
-		}
-		if !load.MatchString(body) {
-			t.Errorf("%s: no vector load of its rows in the PTX", entry)
-		}
-	}
+	everyEntryHas(t, ptx, map[string][]string{"l2norm": {"frobenius_kb_0_fro_part"}, "matvec": {"dot_1m_0_out_part"}, "reductions": {"sum_all_1k_0_total_part"}},
+		regexp.MustCompile(`ld\.global\.(?:nc\.)?v[248]\.`), "no vector load of its rows in the PTX")
 }
 
 // ptxEntry returns the text of PTX function name, from its .entry line to

@@ -1,0 +1,51 @@
+#!/bin/bash
+# The fortieth session's call, cuda:sm_90: the thirty-ninth session's call
+# (never run: no machine could be started), widened.
+# bin/kgen is main at b152455: (a) a split row's loads read a chunk at a
+# time, each row's alignment checked (chunkLoads, kg_pvec); (b) the stores
+# written as a cast of a chunk's first address (tensor-core and SIMT matmul
+# epilogues, transposes, column groups, a cached row's outputs) indexed as
+# vectors (vecAt). bin/kgen-base is main before them (12cb7cb).
+# bin/kgen-sv is branch s38-stores-vec on b152455: a staged row's outputs
+# written as its copy reads it.
+#  1. kgen test of the files whose loads changed;
+#  2. kgen-base and kgen timed on the changed kernels and kb_matvec_nominal
+#     (changed by neither: the control), kgen with PyTorch eager beside it;
+#  3. kgen and kgen-sv on the staged rows, kgen-sv tested first;
+#  4. kgen test of the files whose stores changed.
+# Results go straight to $OUT, most needed first.
+set -u
+export PATH="/usr/local/cuda/bin:$PATH"
+W=${OUT:-/tmp/out}
+mkdir -p "$W/correct" "$W/time"
+t() { # name, timeout, kgen, args...
+	local n=$1 s=$2 k=$3
+	shift 3
+	timeout -k 5 "$s" ./bin/$k test --target cuda:sm_90 --seeds 3 "$@" > "$W/correct/$n.log" 2>&1
+	echo "test $n ($k): exit $? $(grep -E 'passed' "$W/correct/$n.log" | tail -1)"
+}
+b() { # name, timeout, kgen, kernels, args...
+	local n=$1 s=$2 k=$3 ks=$4
+	shift 4
+	timeout -k 5 "$s" ./bin/$k bench --target cuda:sm_90 --kernel "$ks" --json "$W/time/$n.json" "$@" > "$W/time/$n.log" 2>&1
+	echo "bench $n ($k): exit $?"
+}
+t chunks 35 kgen examples/l2norm.kg examples/matvec.kg examples/reductions.kg backends/cuda/testdata/rows.kg
+K=frobenius_kb,dot_1m,sum_all_1k,vector_norm_1m,gemv_8k,rmsnorm_features_kb,transpose_last2_kb,softmax_dim1_big,matmul_bf16_4k,gemm_bias_relu_4k,matmul_f16_8k,kb_matmul_bf16_4k,conv1x1_nhwc_mbv2,kb_matvec_nominal
+F="examples/l2norm.kg examples/matvec.kg examples/reductions.kg examples/rmsnorm.kg examples/transpose.kg examples/softmax.kg examples/matmul_lowp.kg examples/fused_gemm.kg examples/conv1x1.kg testsuite/kernelbench/level1.kg"
+b kgen-base 110 kgen-base "$K" $F
+b kgen 140 kgen "$K" --baseline eager $F
+./bin/kgen bench --compare "$W/time/kgen-base.json" "$W/time/kgen.json" > "$W/time/compare-kgen.txt" 2>&1
+echo "== kgen-base against kgen"
+grep -hE "^[a-z]" "$W/time/compare-kgen.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-120
+grep -E "matmul_bf16_4k|gemm_bias_relu_4k|matmul_f16_8k|conv1x1_nhwc|eager" "$W/time/kgen.log" | cut -c1-200
+S=softmax_vocab,kb_softmax_wide,softmax_256k,center_2m
+G="examples/softmax.kg testsuite/kernelbench/level1.kg testsuite/cluster_rows.kg"
+t staged-sv 60 kgen-sv testsuite/cluster_rows.kg
+b main-rows 50 kgen "$S" $G
+b sv-rows 50 kgen-sv "$S" $G
+./bin/kgen bench --compare "$W/time/main-rows.json" "$W/time/sv-rows.json" > "$W/time/compare-sv.txt" 2>&1
+echo "== kgen against kgen-sv"
+grep -hE "^[a-z]" "$W/time/compare-sv.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-120
+t epilogues 60 kgen examples/matmul.kg examples/fused_gemm.kg examples/matmul_lowp.kg examples/attention.kg examples/conv1x1.kg
+t groups 30 kgen examples/transpose.kg examples/rmsnorm.kg examples/softmax.kg

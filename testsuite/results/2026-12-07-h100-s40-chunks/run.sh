@@ -11,8 +11,10 @@
 #  1. kgen test of the files whose loads changed;
 #  2. kgen-base and kgen timed on the changed kernels and kb_matvec_nominal
 #     (changed by neither: the control), kgen with PyTorch eager beside it;
-#  3. kgen and kgen-sv on the staged rows, kgen-sv tested first;
-#  4. kgen test of the files whose stores changed.
+#  3. testsuite/exp/l2_pipeline.cu (a normalization's rows in groups
+#     whose second read the L2 may serve);
+#  4. kgen and kgen-sv on the staged rows, kgen-sv tested first;
+#  5. kgen test of the files whose stores changed.
 # Results go straight to $OUT, most needed first.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -39,6 +41,8 @@ b kgen 140 kgen "$K" --baseline eager $F
 echo "== kgen-base against kgen"
 grep -hE "^[a-z]" "$W/time/compare-kgen.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-120
 grep -E "matmul_bf16_4k|gemm_bias_relu_4k|matmul_f16_8k|conv1x1_nhwc|eager" "$W/time/kgen.log" | cut -c1-200
+nvcc -O3 -arch=sm_90 -o "$W/l2_pipeline" testsuite/exp/l2_pipeline.cu > "$W/l2_pipeline.log" 2>&1 && timeout 90 "$W/l2_pipeline" > "$W/l2_pipeline.txt" 2>&1
+echo "== l2_pipeline: exit $?"; cat "$W/l2_pipeline.txt"; rm -f "$W/l2_pipeline"
 S=softmax_vocab,kb_softmax_wide,softmax_256k,center_2m
 G="examples/softmax.kg testsuite/kernelbench/level1.kg testsuite/cluster_rows.kg"
 t staged-sv 60 kgen-sv testsuite/cluster_rows.kg

@@ -14,8 +14,10 @@
 #  3. testsuite/exp/l2_pipeline.cu (a normalization's rows in groups
 #     whose second read the L2 may serve);
 #  4. kgen and kgen-sv on the staged rows, kgen-sv tested first;
-#  5. kgen test of the files whose stores changed.
-# Results go straight to $OUT, most needed first.
+#  5. softmax_vocab staged across clusters (testsuite/sweep-vocab-clusters.txt);
+#  6. kgen test of the files whose stores changed.
+# Results go straight to $OUT, most needed first; the call's limit may cut
+# the last steps.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
 W=${OUT:-/tmp/out}
@@ -51,5 +53,6 @@ b sv-rows 50 kgen-sv "$S" $G
 ./bin/kgen bench --compare "$W/time/main-rows.json" "$W/time/sv-rows.json" > "$W/time/compare-sv.txt" 2>&1
 echo "== kgen against kgen-sv"
 grep -hE "^[a-z]" "$W/time/compare-sv.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-120
+OUT="$W/sweep" bash testsuite/gpu_sweep.sh testsuite/sweep-vocab-clusters.txt | cut -c1-160
 t epilogues 60 kgen examples/matmul.kg examples/fused_gemm.kg examples/matmul_lowp.kg examples/attention.kg examples/conv1x1.kg
 t groups 30 kgen examples/transpose.kg examples/rmsnorm.kg examples/softmax.kg

@@ -13,9 +13,12 @@
 #     (changed by neither: the control), kgen with PyTorch eager beside it;
 #  3. testsuite/exp/l2_pipeline.cu (a normalization's rows in groups
 #     whose second read the L2 may serve);
-#  4. kgen and kgen-sv on the staged rows, kgen-sv tested first;
-#  5. softmax_vocab staged across clusters (testsuite/sweep-vocab-clusters.txt);
-#  6. kgen test of the files whose stores changed.
+#  4. bin/kgen-rw (branch s40-rowregs: a window's rows up to 80 registers,
+#     so that dw_s2_5x5 reads them as vectors of 4) on the depthwise
+#     convolutions, tested, then timed against kgen;
+#  5. kgen and kgen-sv on the staged rows, kgen-sv tested first;
+#  6. softmax_vocab staged across clusters (testsuite/sweep-vocab-clusters.txt);
+#  7. kgen test of the files whose stores changed.
 # Results go straight to $OUT, most needed first; the call's limit may cut
 # the last steps.
 set -u
@@ -45,6 +48,14 @@ grep -hE "^[a-z]" "$W/time/compare-kgen.txt" | grep -v "^old:\|^new:\|^noise:\|^
 grep -E "matmul_bf16_4k|gemm_bias_relu_4k|matmul_f16_8k|conv1x1_nhwc|eager" "$W/time/kgen.log" | cut -c1-200
 nvcc -O3 -arch=sm_90 -o "$W/l2_pipeline" testsuite/exp/l2_pipeline.cu > "$W/l2_pipeline.log" 2>&1 && timeout 90 "$W/l2_pipeline" > "$W/l2_pipeline.txt" 2>&1
 echo "== l2_pipeline: exit $?"; cat "$W/l2_pipeline.txt"; rm -f "$W/l2_pipeline"
+t dw-rw 40 kgen-rw examples/depthwise_conv.kg
+b dw-main 30 kgen dw_s2_5x5,dw_mobilenet examples/depthwise_conv.kg
+b dw-rw 30 kgen-rw dw_s2_5x5,dw_mobilenet examples/depthwise_conv.kg
+b dw-rw128 30 kgen-rw dw_s2_5x5 --config THREADS=128,UNROLL=1,VEC=4 examples/depthwise_conv.kg
+./bin/kgen bench --compare "$W/time/dw-main.json" "$W/time/dw-rw.json" > "$W/time/compare-dw.txt" 2>&1
+echo "== kgen against kgen-rw"
+grep -hE "^[a-z]" "$W/time/compare-dw.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-120
+grep -h "^dw_s2_5x5" "$W/time/dw-rw128.log" | cut -c1-160
 S=softmax_vocab,kb_softmax_wide,softmax_256k,center_2m
 G="examples/softmax.kg testsuite/kernelbench/level1.kg testsuite/cluster_rows.kg"
 t staged-sv 60 kgen-sv testsuite/cluster_rows.kg

@@ -18,7 +18,9 @@
 #     convolutions, tested, then timed against kgen;
 #  5. kgen and kgen-sv on the staged rows, kgen-sv tested first;
 #  6. softmax_vocab staged across clusters (testsuite/sweep-vocab-clusters.txt);
-#  7. kgen test of the files whose stores changed.
+#  7. kgen test of the files whose stores changed;
+#  8. testsuite/exp/dw_waves.kg: dw_s2_5x5 over 4 to 16 images (0.74 to
+#     2.97 waves).
 # Results go straight to $OUT, most needed first; the call's limit may cut
 # the last steps.
 set -u
@@ -67,3 +69,5 @@ grep -hE "^[a-z]" "$W/time/compare-sv.txt" | grep -v "^old:\|^new:\|^noise:\|^in
 OUT="$W/sweep" bash testsuite/gpu_sweep.sh testsuite/sweep-vocab-clusters.txt | cut -c1-160
 t epilogues 60 kgen examples/matmul.kg examples/fused_gemm.kg examples/matmul_lowp.kg examples/attention.kg examples/conv1x1.kg
 t groups 30 kgen examples/transpose.kg examples/rmsnorm.kg examples/softmax.kg
+b dw-waves 60 kgen dw_n4,dw_n5,dw_n6,dw_n8,dw_n10,dw_n11,dw_n12,dw_n16 testsuite/exp/dw_waves.kg
+grep -hE "^dw_n" "$W/time/dw-waves.log" | cut -c1-150

@@ -15,12 +15,12 @@
 #     whose second read the L2 may serve);
 #  4. bin/kgen-rw (branch s40-rowregs: a window's rows up to 80 registers,
 #     so that dw_s2_5x5 reads them as vectors of 4) on the depthwise
-#     convolutions, tested, then timed against kgen;
+#     convolutions, tested, then timed against kgen; and
+#     testsuite/exp/dw_waves.kg, dw_s2_5x5 over 4 to 16 images (0.74 to
+#     2.97 waves);
 #  5. kgen and kgen-sv on the staged rows, kgen-sv tested first;
 #  6. softmax_vocab staged across clusters (testsuite/sweep-vocab-clusters.txt);
-#  7. kgen test of the files whose stores changed;
-#  8. testsuite/exp/dw_waves.kg: dw_s2_5x5 over 4 to 16 images (0.74 to
-#     2.97 waves).
+#  7. kgen test of the files whose stores changed.
 # Results go straight to $OUT, most needed first; the call's limit may cut
 # the last steps.
 set -u
@@ -58,6 +58,8 @@ b dw-rw128 30 kgen-rw dw_s2_5x5 --config THREADS=128,UNROLL=1,VEC=4 examples/dep
 echo "== kgen against kgen-rw"
 grep -hE "^[a-z]" "$W/time/compare-dw.txt" | grep -v "^old:\|^new:\|^noise:\|^instance" | cut -c1-120
 grep -h "^dw_s2_5x5" "$W/time/dw-rw128.log" | cut -c1-160
+b dw-waves 60 kgen dw_n4,dw_n5,dw_n6,dw_n8,dw_n10,dw_n11,dw_n12,dw_n16 testsuite/exp/dw_waves.kg
+grep -hE "^dw_n" "$W/time/dw-waves.log" | cut -c1-150
 S=softmax_vocab,kb_softmax_wide,softmax_256k,center_2m
 G="examples/softmax.kg testsuite/kernelbench/level1.kg testsuite/cluster_rows.kg"
 t staged-sv 60 kgen-sv testsuite/cluster_rows.kg
@@ -69,5 +71,3 @@ grep -hE "^[a-z]" "$W/time/compare-sv.txt" | grep -v "^old:\|^new:\|^noise:\|^in
 OUT="$W/sweep" bash testsuite/gpu_sweep.sh testsuite/sweep-vocab-clusters.txt | cut -c1-160
 t epilogues 60 kgen examples/matmul.kg examples/fused_gemm.kg examples/matmul_lowp.kg examples/attention.kg examples/conv1x1.kg
 t groups 30 kgen examples/transpose.kg examples/rmsnorm.kg examples/softmax.kg
-b dw-waves 60 kgen dw_n4,dw_n5,dw_n6,dw_n8,dw_n10,dw_n11,dw_n12,dw_n16 testsuite/exp/dw_waves.kg
-grep -hE "^dw_n" "$W/time/dw-waves.log" | cut -c1-150

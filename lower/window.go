@@ -177,8 +177,10 @@ func RowVectors(w *Window, vec int64) (base, vecs int64, ok bool) {
 	return base, vecs, w.SpanH*vecs*vec <= maxRowVectorRegs
 }
 
-// maxRowVectorRegs bounds the registers a thread gives a window's rows.
-const maxRowVectorRegs = 64
+// maxRowVectorRegs bounds the registers a thread gives a window's rows:
+// 80 takes dw_s2_5x5's 5 rows of 16 columns at VEC 4 (57 registers a
+// thread in all, no spills, under nvcc 13.0), which 64 refused.
+const maxRowVectorRegs = 80
 
 // rowVectorVec is the default VEC of a point-by-point launch whose
 // window RowVectors reads as vectors: 4, where the output's rows and the
@@ -188,9 +190,14 @@ const maxRowVectorRegs = 64
 // on cuda:sm_90 with VEC 2 and UNROLL 4 (the default before) and 37.98
 // with VEC 4 and UNROLL 1 (39.90 with UNROLL 2, 40.90 with 4; 129 with
 // VEC 8, its rows too many registers); dw_s2_5x5 (5 x 5 taps at stride
-// 2, whose rows take 80 registers at VEC 4) 11.73 with VEC 2 and UNROLL
-// 1, 12.43 with UNROLL 2 and 29.86 with VEC 4
-// (testsuite/results/2026-11-28-h200-s32-third/sweep/).
+// 2) 11.73 with VEC 2 and UNROLL 1, 12.43 with UNROLL 2 and 29.86 with
+// VEC 4, when its rows (80 registers) were above maxRowVectorRegs and VEC
+// 4 read its taps point by point
+// (testsuite/results/2026-11-28-h200-s32-third/sweep/). Read as rows of
+// vectors of 4, on the H100 (testsuite/results/2026-12-07-h100-s40-chunks/,
+// call1/ and second/), it took 12.18 -> 11.43 and 12.29 -> 11.41 us
+// against VEC 2 (each pair inside the other's noise, faster both times),
+// and its L1, which bounds it, 83% -> 76% busy under Nsight Compute.
 func rowVectorVec(l *Launch) (int64, bool) {
 	for _, vec := range []int64{4, 2} {
 		if _, err := RowVectorsFit(l, vec); err == nil {

@@ -152,6 +152,7 @@ kernel dws<N, H, W, K; stride: i32 = 2, pad: i32 = 1>(X: f32[N, H, W], Wt: f32[K
 }
 instance s2k3 = dws<N = 2, H = 16, W = 16, K = 3>
 instance s2k5 = dws<N = 2, H = 16, W = 16, K = 5, pad = 2>
+instance s2k7 = dws<N = 2, H = 16, W = 16, K = 7, pad = 3>
 `)
 	if diags.HasErrors() {
 		t.Fatalf("%v", diags.Diags[0].Msg)
@@ -166,7 +167,7 @@ instance s2k5 = dws<N = 2, H = 16, W = 16, K = 5, pad = 2>
 		{"dw17", want{2, 4}},
 		{"dil16", want{4, 1}},
 		{"s2k3", want{4, 1}},
-		{"s2k5", want{2, 1}},
+		{"s2k5", want{4, 1}},
 	} {
 		in := prog.Instance(c.inst)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
@@ -188,6 +189,7 @@ instance s2k5 = dws<N = 2, H = 16, W = 16, K = 5, pad = 2>
 		{"dil16", 4, -4, 3},
 		{"s2k3", 4, -4, 3},
 		{"s2k5", 2, -2, 4},
+		{"s2k5", 4, -4, 4},
 	} {
 		in := prog.Instance(c.inst)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
@@ -200,12 +202,12 @@ instance s2k5 = dws<N = 2, H = 16, W = 16, K = 5, pad = 2>
 			t.Errorf("%s at VEC %d: first column %d, %d vectors (%v), want %d, %d", c.inst, c.vec, base, vecs, ok, c.base, c.vecs)
 		}
 	}
-	in := prog.Instance("s2k5")
+	in := prog.Instance("s2k7")
 	p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if base, vecs, ok := lower.RowVectors(lower.MatchWindow(p.Launches[0].Stmt), 4); ok || base != -4 || vecs != 4 {
-		t.Errorf("s2k5 at VEC 4: first column %d, %d vectors, fits %v; want -4, 4, not fitting (5 rows of 16)", base, vecs, ok)
+		t.Errorf("s2k7 at VEC 4: first column %d, %d vectors, fits %v; want -4, 4, not fitting (7 rows of 16)", base, vecs, ok)
 	}
 }

@@ -1,12 +1,14 @@
 #!/bin/bash
-# The fortieth session's second call, cuda:sm_90: a generic window launch
-# whose thread takes VEC points of each of ROWS output rows, their input
-# rows loaded once for all of them (branch s40-window-rows: bin/kgen-wr;
-# bin/kgen-wr96 the same with 96 registers for a window's rows, so that
-# dw_s2_5x5 takes ROWS=4 at VEC 2). Nsight Compute found dw_s2_5x5 bound
-# by its L1 (83% of its throughput, ../2026-12-07-h100-s40-chunks/ncu-dw/):
-# at ROWS 2 a thread loads 7 rows for 2 output rows where two threads
-# loaded 10. bin/kgen is main; bin/kgen-rw is branch s40-rowregs (VEC 4).
+# The fortieth session's second call, cuda:sm_90, never run (the session's
+# device time ran out): a generic window launch whose thread takes VEC
+# points of each of ROWS output rows, their input rows loaded once for all
+# of them. bin/kgen is main (9f2952d or later: dw_s2_5x5 at VEC 4 by
+# default); bin/kgen-wr is branch s40-window-rows; bin/kgen-wr96 the same
+# with maxRowVectorRegs 96, so that dw_s2_5x5 takes ROWS=4 at VEC 2 (11
+# rows of 8 columns). Nsight Compute found dw_s2_5x5 bound by its L1 (83%
+# of its throughput at VEC 2, 76% at VEC 4:
+# ../2026-12-07-h100-s40-chunks/ncu-dw/): at ROWS 2 a thread loads 7
+# rows for 2 output rows where two threads loaded 10.
 # Each bench checks its kernel once against the reference before timing.
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -21,12 +23,13 @@ b() { # name, kgen, kernels, file, args...
 }
 D=examples/depthwise_conv.kg
 b main kgen dw_s2_5x5,dw_mobilenet,dw_relu6_s2 $D
-b rows2 kgen-wr dw_s2_5x5,dw_mobilenet,dw_relu6_s2 $D --config ROWS=2
-b rows2-t128 kgen-wr dw_s2_5x5 $D --config ROWS=2,THREADS=128
-b rows4 kgen-wr96 dw_s2_5x5 $D --config ROWS=4,VEC=2
-b vec4 kgen-rw dw_s2_5x5 $D
+b vec2 kgen dw_s2_5x5 $D --config VEC=2
+b rows2-s2 kgen-wr dw_s2_5x5 $D --config ROWS=2,VEC=2
+b rows2-s2-t128 kgen-wr dw_s2_5x5 $D --config ROWS=2,VEC=2,THREADS=128
+b rows4-s2 kgen-wr96 dw_s2_5x5 $D --config ROWS=4,VEC=2
+b rows2 kgen-wr dw_mobilenet,dw_relu6_s2 $D --config ROWS=2
 b main-2 kgen dw_s2_5x5 $D
-b rows2-2 kgen-wr dw_s2_5x5 $D --config ROWS=2
+b rows2-s2-2 kgen-wr dw_s2_5x5 $D --config ROWS=2,VEC=2
 b pool-main kgen maxpool_3x3_s2_p1 examples/pooling.kg
 b pool-rows2 kgen-wr maxpool_3x3_s2_p1 examples/pooling.kg --config ROWS=2
 ./bin/kgen bench --compare "$W/main.json" "$W/rows2.json" > "$W/compare-rows2.txt" 2>&1
@@ -36,7 +39,8 @@ grep -hE "^[a-z]" "$W/compare-rows2.txt" "$W/compare-pool.txt" | grep -v "^old:\
 cp bin/kgen-wr bin/kgen
 mkdir -p "$W/ncu"
 KGEN_RUNNER_WRAPPER="ncu --log-file $W/ncu/ncu-rows2.txt -k regex:^dw_s2_5x5\$ -c 2 --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis" \
-	timeout 90 ./bin/kgen bench --target cuda:sm_90 --config ROWS=2 --kernel dw_s2_5x5 $D > "$W/ncu/bench.txt" 2>&1
+	timeout 90 ./bin/kgen bench --target cuda:sm_90 --config ROWS=2,VEC=2 --kernel dw_s2_5x5 $D > "$W/ncu/bench.txt" 2>&1
 echo "== ncu ROWS=2: exit $?"
 grep -E "Duration|L1/TEX Cache Throughput|DRAM Throughput|Registers Per|Achieved Occ|Waves" "$W/ncu/ncu-rows2.txt" | head -12
+# One archive: a call returns only a few files.
 cd "$W" && tar cJf all.tar.xz *.json *.log *.txt ncu && rm -rf *.json *.log compare-*.txt ncu

@@ -93,6 +93,9 @@ func (t pointwise) Name() string            { return t.name }
 func (t pointwise) Accepts(s *ir.Stmt) bool { return t.accepts(s) }
 func (t pointwise) Space() map[string][]int64 {
 	s := map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}}
+	if !t.vector {
+		s["ROWS"] = []int64{1, 2, 4}
+	}
 	if t.vector {
 		s["REUSE"] = []int64{0, 1}
 		s["HOIST"] = []int64{0, 1}
@@ -167,7 +170,7 @@ func wholeGroups(l *Launch, vec int64) bool {
 // that a configuration leaves out (its defaults and a user's --config may):
 // no reuse order, no staged rows, one point or element at a time, one
 // pipeline stage.
-var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0, "BLOCKS_PER_SM": 1}
+var implicit = map[string]int64{"REUSE": 0, "STAGE": 0, "VEC": 1, "UNROLL": 1, "num_stages": 1, "HOIST": 0, "BLOCKS_PER_SM": 1, "ROWS": 1}
 
 // WithoutImplicit is c less the parameters at their implicit value, which
 // generate the same kernel present or absent: two configurations of one
@@ -256,7 +259,7 @@ func windowVec(s *ir.Stmt) (vec, unroll int64) {
 // loads it issues before their arithmetic.
 func (t pointwise) Check(l *Launch) error {
 	if !t.vector {
-		return nil
+		return checkRows(l)
 	}
 	if err := checkOccupancy(l); err != nil {
 		return err
@@ -269,8 +272,28 @@ func (t pointwise) Check(l *Launch) error {
 
 func (t pointwise) Grid(l *Launch) Grid {
 	threads := l.Config["THREADS"]
-	per := threads * l.Config["UNROLL"] * max(l.Config["VEC"], 1)
+	per := threads * l.Config["UNROLL"] * max(l.Config["VEC"], 1) * max(l.Config["ROWS"], 1)
 	return occupancy(l, Grid{Blocks: capBlocks(cdiv(Points(l.Stmt), per)), Threads: threads})
+}
+
+// checkRows: ROWS above 1 (generic) only where a thread's VEC points of
+// each of ROWS output rows read their window's rows as vectors (RowsFit),
+// which the thread then loads once for all its rows: a 5 x 5 window at
+// stride 2 reads 7 input rows for 2 output rows, where two threads read
+// 5 each.
+func checkRows(l *Launch) error {
+	rows := l.Config["ROWS"]
+	if rows <= 1 {
+		return nil
+	}
+	vec := l.Config["VEC"]
+	if vec < 2 {
+		return fmt.Errorf("ROWS=%d reads a window's rows as vectors: VEC must be 2 or more", rows)
+	}
+	if _, err := RowsFit(l, vec, rows); err != nil {
+		return fmt.Errorf("ROWS=%d at VEC=%d: %v", rows, vec, err)
+	}
+	return nil
 }
 
 // blocksPerSM is the space of BLOCKS_PER_SM, the blocks a launch asks the

@@ -76,6 +76,7 @@ func (t tilePointwise) Space() map[string][]int64 {
 		s["REUSE"] = []int64{0, 1}
 	} else {
 		s["VEC"] = []int64{1, 2, 4}
+		s["ROWS"] = []int64{1, 2, 4}
 	}
 	return s
 }
@@ -90,8 +91,13 @@ func (t tilePointwise) Space() map[string][]int64 {
 //
 // With VEC > 1 (generic), a lane takes VEC consecutive points of a window
 // whose rows it reads as vectors (RowVectorsFit), in one step: BLOCK /
-// VEC groups at least the program's threads.
+// VEC groups at least the program's threads. With ROWS > 1, of each of
+// ROWS output rows, as CUDA's generic template (checkRows): a program
+// then takes BLOCK x ROWS points.
 func (t tilePointwise) Check(l *Launch) error {
+	if err := checkRows(l); err != nil {
+		return err
+	}
 	if vec := l.Config["VEC"]; vec > 1 {
 		if _, err := RowVectorsFit(l, vec); err != nil {
 			return fmt.Errorf("VEC=%d reads a window's rows as vectors, and this launch has none: %v", vec, err)
@@ -184,7 +190,7 @@ func callsF64Library(l *Launch) bool {
 }
 
 func (t tilePointwise) Grid(l *Launch) Grid {
-	return Grid{Blocks: Simplify(cdiv(Points(l.Stmt), l.Config["BLOCK"])), Threads: 32 * l.Config["num_warps"]}
+	return Grid{Blocks: Simplify(cdiv(Points(l.Stmt), l.Config["BLOCK"]*max(l.Config["ROWS"], 1))), Threads: 32 * l.Config["num_warps"]}
 }
 
 // nextPow2 is the least power of two >= n (1 for n <= 1).

@@ -158,14 +158,15 @@ func constHi(ix *ir.Index) int64 {
 }
 
 // RowVectors is how a thread of a point-by-point launch that takes vec
-// consecutive points of w's output rows reads their taps as vectors
-// along the input's rows (the generic template's, on every backend): base is the
-// first column it loads, relative to its first point's column times the
-// stride (a multiple of vec, at or below the least column a tap reads),
-// and vecs the vectors a row; false where its rows take more than
+// consecutive points of each of rows output rows of w reads their taps as
+// vectors along the input's rows (the generic template's, on every
+// backend): base is the first column it loads, relative to its first
+// point's column times the stride (a multiple of vec, at or below the
+// least column a tap reads), and vecs the vectors a row; false where its
+// input rows, (rows-1)*SH + SpanH of them (WindowRows), take more than
 // maxRowVectorRegs registers. At stride SW, the vec points' taps span
 // (vec-1)*SW + SpanW columns.
-func RowVectors(w *Window, vec int64) (base, vecs int64, ok bool) {
+func RowVectors(w *Window, vec, rows int64) (base, vecs int64, ok bool) {
 	if vec < 2 {
 		return 0, 0, false
 	}
@@ -174,8 +175,12 @@ func RowVectors(w *Window, vec int64) (base, vecs int64, ok bool) {
 		base -= vec
 	}
 	vecs = ((vec-1)*w.SW + w.W0 + w.SpanW - base + vec - 1) / vec
-	return base, vecs, w.SpanH*vecs*vec <= maxRowVectorRegs
+	return base, vecs, WindowRows(w, rows)*vecs*vec <= maxRowVectorRegs
 }
+
+// WindowRows is the input rows that rows consecutive output rows of w
+// read.
+func WindowRows(w *Window, rows int64) int64 { return (rows-1)*w.SH + w.SpanH }
 
 // maxRowVectorRegs bounds the registers a thread gives a window's rows:
 // 80 takes dw_s2_5x5's 5 rows of 16 columns at VEC 4 (57 registers a
@@ -213,20 +218,35 @@ func rowVectorVec(l *Launch) (int64, bool) {
 // vectors, their lengths constants; on a tile-level target, the statement
 // alone (no siblings). Else an error that says why not.
 func RowVectorsFit(l *Launch, vec int64) (*Window, error) {
-	if l.Target.Tiles && len(l.Also) > 0 {
+	return RowsFit(l, vec, 1)
+}
+
+// RowsFit is RowVectorsFit for a thread that takes vec consecutive points
+// of each of rows consecutive output rows (the generic template's ROWS),
+// loading the input rows they read once for all of them: above one row,
+// only for a statement alone whose output rows are a constant multiple of
+// rows (a thread's rows are then in one plane).
+func RowsFit(l *Launch, vec, rows int64) (*Window, error) {
+	if (l.Target.Tiles || rows > 1) && len(l.Also) > 0 {
 		return nil, fmt.Errorf("a launch of several statements")
 	}
 	w := MatchWindow(l.Stmt)
 	if w == nil {
 		return nil, fmt.Errorf("the statement is no window of constant strides and offsets over its output's last two indices")
 	}
-	return w, rowsFit(w, vec)
+	if rows > 1 {
+		c, ok := Simplify(Extent([]*ir.Index{w.OH})).(*ir.Const)
+		if !ok || c.I%rows != 0 {
+			return nil, fmt.Errorf("output planes of %s rows, not a multiple of %d", ir.Format(Simplify(Extent([]*ir.Index{w.OH}))), rows)
+		}
+	}
+	return w, rowsFit(w, vec, rows)
 }
 
-// rowsFit is RowVectorsFit's test of the window alone.
-func rowsFit(w *Window, vec int64) error {
-	if _, _, ok := RowVectors(w, vec); !ok {
-		return fmt.Errorf("the window's rows of %d-point groups take more than %d registers", vec, maxRowVectorRegs)
+// rowsFit is RowsFit's test of the window alone.
+func rowsFit(w *Window, vec, rows int64) error {
+	if _, _, ok := RowVectors(w, vec, rows); !ok {
+		return fmt.Errorf("the window's %d rows of %d-point groups take more than %d registers", WindowRows(w, rows), vec, maxRowVectorRegs)
 	}
 	n := len(w.Load.Tensor.Shape)
 	for _, e := range []ir.Expr{Extent([]*ir.Index{w.OW}), w.Load.Tensor.Shape[n-1]} {
@@ -279,7 +299,7 @@ func (windowTemplate) Name() string { return "window" }
 // against 7.83, and the same on hip:nvidia.
 func (windowTemplate) Accepts(s *ir.Stmt) bool {
 	w := MatchWindow(s)
-	return w != nil && w.Taps >= MinWindowTaps && w.Reuse() >= MinWindowReuse && stagedBytes(w, 2, 32) <= maxWindowSmem && rowsFit(w, 2) != nil
+	return w != nil && w.Taps >= MinWindowTaps && w.Reuse() >= MinWindowReuse && stagedBytes(w, 2, 32) <= maxWindowSmem && rowsFit(w, 2, 1) != nil
 }
 
 // MinWindowTaps is the fewest taps of a window the window template

@@ -1,9 +1,11 @@
 package lower_test
 
 import (
+	"strings"
 	"testing"
 
 	"kgen.dev/kgen/frontend"
+	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
 )
 
@@ -197,7 +199,7 @@ instance s2k7 = dws<N = 2, H = 16, W = 16, K = 7, pad = 3>
 			t.Fatal(err)
 		}
 		w := lower.MatchWindow(p.Launches[0].Stmt)
-		base, vecs, ok := lower.RowVectors(w, c.vec)
+		base, vecs, ok := lower.RowVectors(w, c.vec, 1)
 		if !ok || base != c.base || vecs != c.vecs {
 			t.Errorf("%s at VEC %d: first column %d, %d vectors (%v), want %d, %d", c.inst, c.vec, base, vecs, ok, c.base, c.vecs)
 		}
@@ -207,7 +209,67 @@ instance s2k7 = dws<N = 2, H = 16, W = 16, K = 7, pad = 3>
 	if err != nil {
 		t.Fatal(err)
 	}
-	if base, vecs, ok := lower.RowVectors(lower.MatchWindow(p.Launches[0].Stmt), 4); ok || base != -4 || vecs != 4 {
+	if base, vecs, ok := lower.RowVectors(lower.MatchWindow(p.Launches[0].Stmt), 4, 1); ok || base != -4 || vecs != 4 {
 		t.Errorf("s2k7 at VEC 4: first column %d, %d vectors, fits %v; want -4, 4, not fitting (7 rows of 16)", base, vecs, ok)
+	}
+}
+
+// TestWindowRows: ROWS (a thread's VEC points of each of ROWS output
+// rows) where the rows fit, and refused with the reason where not. By
+// hand: 5 x 5 taps at stride 2 over 8 output rows read (ROWS-1)*2 + 5
+// input rows: at VEC 2, 8 columns a row (-2 to 5), 7 rows at ROWS 2 (56
+// registers) fit and 11 at ROWS 4 (88) do not; at VEC 4, 16 columns,
+// 7 rows (112) do not. Planes of 7 output rows take no ROWS 2; VEC 1, or
+// a sum whose rows do not slide with the output's, none.
+func TestWindowRows(t *testing.T) {
+	prog, sm90 := checkOnSm90(t, "rows.kg", `
+kernel dws<N, H, W, K; stride: i32 = 2, pad: i32 = 2>(X: f32[N, H, W], Wt: f32[K, K]) -> (Y: f32[N, OH, OW])
+    where OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1 {
+  Y[n, oh, ow] = sum[kh in 0..K, kw in 0..K]((X[n, oh * stride + kh - pad, ow * stride + kw - pad] ?? 0) * Wt[kh, kw])
+}
+kernel squared<H, W>(X: f32[H, W]) -> (Y: f32[H, W]) {
+  Y[h, w] = sum[i in 0..3, j in 0..3]((X[h * h + i, w + j] ?? 0))
+}
+instance s2k5 = dws<N = 16, H = 64, W = 64, K = 5>
+instance s2k5_odd = dws<N = 2, H = 14, W = 16, K = 5>
+instance squared8 = squared<H = 8, W = 8>
+`)
+	for _, c := range []struct {
+		inst      string
+		vec, rows int64
+		fits      bool
+		refusal   string
+		blocks    int64
+	}{
+		// 16 x 32 x 32 outputs, 64 threads a block, each taking VEC x
+		// ROWS of them.
+		{"s2k5", 2, 1, true, "", 128},
+		{"s2k5", 2, 2, true, "", 64},
+		{"s2k5", 2, 4, false, "the window's 11 rows of 2-point groups take more than 80 registers", 0},
+		{"s2k5", 4, 2, false, "the window's 7 rows of 4-point groups take more than 80 registers", 0},
+		{"s2k5", 1, 2, false, "VEC must be 2 or more", 0},
+		{"s2k5_odd", 2, 2, false, "output planes of 7 rows, not a multiple of 2", 0},
+		{"squared8", 2, 2, false, "no window of constant strides", 0},
+	} {
+		in := prog.Instance(c.inst)
+		p, err := lower.Build(in.Kernel, in.Env, in.Name, sm90)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = lower.Override(p, lower.Config{"generic.VEC": c.vec, "generic.ROWS": c.rows, "generic.THREADS": 64, "generic.UNROLL": 1}, sm90)
+		if c.fits {
+			if err != nil {
+				t.Errorf("%s at VEC %d, ROWS %d: %v", c.inst, c.vec, c.rows, err)
+				continue
+			}
+			l := p.Launches[0]
+			if b, ok := lower.Simplify(l.Template.Grid(l).Blocks).(*ir.Const); !ok || b.I != c.blocks {
+				t.Errorf("%s at VEC %d, ROWS %d: %v blocks, want %d", c.inst, c.vec, c.rows, l.Template.Grid(l).Blocks, c.blocks)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.refusal) {
+			t.Errorf("%s at VEC %d, ROWS %d: %v, want a refusal saying %q", c.inst, c.vec, c.rows, err, c.refusal)
+		}
 	}
 }

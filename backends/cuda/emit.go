@@ -533,17 +533,29 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		}
 	}
 	early := l.Config["HOIST"] == 1 && u > 1 && len(guards) < len(loads)
+	rows := int64(1)
+	if rw != nil {
+		rows = rw.rows
+	}
 	group := func(indent string) {
 		e.printf("%sconst int64_t kg_g = kg_g0 + (int64_t)kg_u * blockDim.x;\n", indent)
 		e.printf("%sif (kg_g < kg_groups) {\n", indent)
-		e.printf("%s  const int64_t kg_p = kg_g * %d;\n", indent, vec)
+		if rows > 1 {
+			// A group is vec points of each of rows output rows: its
+			// first point starts group kg_g %% (OW / vec) of output row
+			// kg_g / (OW / vec) * rows (OW, a constant multiple of vec).
+			ow := lower.Simplify(lower.Extent([]*ir.Index{last})).(*ir.Const).I
+			e.printf("%s  const int64_t kg_p = kg_g / %d * %d + kg_g %% %d * %d;  // %d rows a group\n", indent, ow/vec, ow*rows, ow/vec, vec, rows)
+		} else {
+			e.printf("%s  const int64_t kg_p = kg_g * %d;\n", indent, vec)
+		}
 		e.decompose(indent+"  ", e.reorder(indent+"  ", l, "kg_p", l.Config["THREADS"]*u*vec), "kg_rest", s.Index)
 	}
 	load := func(ld *ir.Load) string {
 		t := e.cType(ld.Tensor.DType)
 		return fmt.Sprintf("*(const KgVec<%s, %d>*)(%s + %s)", t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 	}
-	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec)
+	e.printf("    const int64_t kg_groups = kg_points / %d;\n", vec*rows)
 	e.printf("    #pragma unroll 1\n")
 	e.printf("    for (int64_t kg_g0 = (int64_t)blockIdx.x * blockDim.x * %d + threadIdx.x; kg_g0 < kg_groups; kg_g0 += (int64_t)gridDim.x * blockDim.x * %d) {\n", u, u)
 	if early {
@@ -566,6 +578,19 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 	e.printf("      #pragma unroll\n")
 	e.printf("      for (int kg_u = 0; kg_u < %d; ++kg_u) {\n", u)
 	group("        ")
+	in := "          "
+	if rows > 1 {
+		// The group's input rows once, then its output rows one by one,
+		// each with the output's row index its own.
+		oh := name(rw.w.OH.Name)
+		e.printf("%sconst int64_t kg_first = %s;\n", in, name(last.Name))
+		e.loadWindowRows(in, rw, vec)
+		e.printf("%sconst int64_t kg_oh0 = %s;\n", in, oh)
+		e.printf("%s#pragma unroll\n", in)
+		e.printf("%sfor (int kg_h = 0; kg_h < %d; ++kg_h) {\n", in, rows)
+		in += "  "
+		e.printf("%sconst int64_t %s = kg_oh0 + kg_h;\n", in, oh)
+	}
 	for i, ld := range loads {
 		if guards[i] != nil {
 			continue
@@ -575,15 +600,17 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 			v += "[kg_u]"
 		} else {
 			t := e.cType(ld.Tensor.DType)
-			e.printf("          const KgVec<%s, %d> %s = %s;\n", t, vec, v, load(ld))
+			e.printf("%sconst KgVec<%s, %d> %s = %s;\n", in, t, vec, v, load(ld))
 		}
 		for _, st := range stmts {
 			e.aliasLoads(st.Value, ld, v+".v[kg_v]")
 		}
 	}
-	e.printf("          const int64_t kg_first = %s;\n", name(last.Name))
-	if rw != nil {
-		e.loadWindowRows("          ", rw, vec)
+	if rows == 1 {
+		e.printf("%sconst int64_t kg_first = %s;\n", in, name(last.Name))
+		if rw != nil {
+			e.loadWindowRows(in, rw, vec)
+		}
 	}
 	// A load that only one branch of the statement's select reads is
 	// loaded where one of the group's points takes that branch: a causal
@@ -595,14 +622,14 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		}
 		t := e.cType(ld.Tensor.DType)
 		v, need := fmt.Sprintf("kg_vx%d", i), fmt.Sprintf("kg_need%d", i)
-		e.printf("          bool %s = false;\n", need)
-		e.printf("          #pragma unroll\n")
-		e.printf("          for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", vec)
-		e.printf("            const int64_t %s = kg_first + kg_v;\n", name(last.Name))
-		e.printf("            %s = %s || (%s);\n", need, need, e.expr(g))
-		e.printf("          }\n")
-		e.printf("          KgVec<%s, %d> %s = {};\n", t, vec, v)
-		e.printf("          if (%s) %s = *(const KgVec<%s, %d>*)(%s + %s);\n", need, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
+		e.printf("%sbool %s = false;\n", in, need)
+		e.printf("%s#pragma unroll\n", in)
+		e.printf("%sfor (int kg_v = 0; kg_v < %d; ++kg_v) {\n", in, vec)
+		e.printf("%s  const int64_t %s = kg_first + kg_v;\n", in, name(last.Name))
+		e.printf("%s  %s = %s || (%s);\n", in, need, need, e.expr(g))
+		e.printf("%s}\n", in)
+		e.printf("%sKgVec<%s, %d> %s = {};\n", in, t, vec, v)
+		e.printf("%sif (%s) %s = *(const KgVec<%s, %d>*)(%s + %s);\n", in, need, v, t, vec, name(ld.Tensor.Name), e.linear(ld.Index, ld.Tensor.Shape))
 		e.aliasLoads(s.Value, ld, v+".v[kg_v]")
 	}
 	refs := lower.Refs(s.Index)
@@ -615,17 +642,20 @@ func (e *emitter) vectorLoop(l *lower.Launch, stmts []*ir.Stmt, loads []*ir.Load
 		return fmt.Sprintf("kg_vy%d", i)
 	}
 	for i, st := range stmts {
-		e.printf("          KgVec<%s, %d> %s;\n", e.cType(st.Target.DType), vec, vy(i))
+		e.printf("%sKgVec<%s, %d> %s;\n", in, e.cType(st.Target.DType), vec, vy(i))
 	}
-	e.printf("          #pragma unroll\n")
-	e.printf("          for (int kg_v = 0; kg_v < %d; ++kg_v) {\n", vec)
-	e.printf("            const int64_t %s = kg_first + kg_v;\n", name(last.Name))
+	e.printf("%s#pragma unroll\n", in)
+	e.printf("%sfor (int kg_v = 0; kg_v < %d; ++kg_v) {\n", in, vec)
+	e.printf("%s  const int64_t %s = kg_first + kg_v;\n", in, name(last.Name))
 	for i, st := range stmts {
-		e.printf("            %s.v[kg_v] = %s;\n", vy(i), e.expr(st.Value))
+		e.printf("%s  %s.v[kg_v] = %s;\n", in, vy(i), e.expr(st.Value))
 	}
-	e.printf("          }\n")
+	e.printf("%s}\n", in)
 	for i, st := range stmts {
-		e.printf("          %s = %s;\n", vecAt(e.cType(st.Target.DType), vec, name(st.Target.Name), e.linear(refs, st.Target.Shape)), vy(i))
+		e.printf("%s%s = %s;\n", in, vecAt(e.cType(st.Target.DType), vec, name(st.Target.Name), e.linear(refs, st.Target.Shape)), vy(i))
+	}
+	if rows > 1 {
+		e.printf("          }\n")
 	}
 	e.printf("        }\n")
 	e.printf("      }\n")

@@ -235,6 +235,52 @@ func TestEmulatedWindowTiles(t *testing.T) {
 	}
 }
 
+// TestEmulatedWindowRows emulates testdata/windows.kg with each thread
+// taking VEC 2 points of each of ROWS 2 or 4 output rows, their input rows
+// loaded once for all (the instances ROWS does not fit keep their
+// defaults): a group that read another row's taps, or stored a row at the
+// wrong place, shows as a wrong output. The instances named take the
+// rows: planes of 4, 6 and 8 output rows (ROWS 4 only the multiples of
+// 4), several planes a launch, strides 1, 2 and 3, f32 and bf16.
+func TestEmulatedWindowRows(t *testing.T) {
+	gxx := emulatorGxx(t)
+	text, err := os.ReadFile("testdata/windows.kg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm90, err := runtime.ParseTarget("cuda:sm_90a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rows int64
+		take []string
+	}{
+		{2, []string{"dw_vec", "pool_vec", "valid3_rows", "dw3_bf16_rows", "pool3_s3_rows", "dw_rows_s2", "dw_rows4"}},
+		{4, []string{"pool_vec", "valid3_rows", "dw3_bf16_rows", "dw_rows4"}},
+	} {
+		t.Run(fmt.Sprintf("ROWS=%d", c.rows), func(t *testing.T) {
+			t.Parallel()
+			config := lower.Config{"generic.VEC": 2, "generic.ROWS": c.rows, "generic.THREADS": 64}
+			var took []string
+			for _, p := range plansOf(t, "windows.kg", string(text)) {
+				if p.Env == nil {
+					continue
+				}
+				if ok, err := lower.Override(p, config, sm90.Limits()); ok && err == nil {
+					took = append(took, p.Name)
+				}
+			}
+			for _, name := range c.take {
+				if !slices.Contains(took, name) {
+					t.Errorf("%s does not take ROWS=%d (those that do: %v)", name, c.rows, took)
+				}
+			}
+			emulateFileOn(t, gxx, "testdata/windows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: config, optional: true})
+		})
+	}
+}
+
 // TestEmulatedGuardedLoads emulates testdata/guarded.kg, selects on
 // conditions of indices whose one branch reads an input, with VEC 2, 4
 // and 8: a group loads that input only where one of its points takes the

@@ -24,6 +24,9 @@ type rowWindow struct {
 	// point (a multiple of VEC at or below the least column a tap
 	// reads), and vecs the vectors a row.
 	base, vecs int64
+	// rows is the output rows a group spans (ROWS): their input rows,
+	// lower.WindowRows of them, are loaded once for all.
+	rows int64
 }
 
 // vectorWindow is the row window of a generic launch's statements at
@@ -36,25 +39,29 @@ func vectorWindow(l *lower.Launch, stmts []*ir.Stmt, vec int64) *rowWindow {
 	if w == nil {
 		return nil
 	}
-	base, vecs, ok := lower.RowVectors(w, vec)
+	rows := max(l.Config["ROWS"], 1)
+	base, vecs, ok := lower.RowVectors(w, vec, rows)
 	if !ok {
 		return nil
 	}
-	return &rowWindow{w: w, base: base, vecs: vecs}
+	return &rowWindow{w: w, base: base, vecs: vecs, rows: rows}
 }
 
 // loadWindowRows emits the group's rows into kg_wr and makes the window load
-// read them; kg_first is the group's first point's last index.
+// read them; kg_first is the group's first point's last index, and the
+// output's row index the group's first row. Where the group spans several
+// output rows, the window load reads kg_h's (the row's among them).
 func (e *emitter) loadWindowRows(indent string, rw *rowWindow, vec int64) {
 	w := rw.w
 	in := w.Load.Tensor
 	n := len(in.Shape)
 	t := e.cType(in.DType)
+	rows := lower.WindowRows(w, rw.rows)
 	row, col, at, dflt := e.windowAt(w, "kg_row", "kg_col")
 	e.printf("%s// the window's rows, columns %d to %d of the group's, as vectors\n", indent, rw.base, rw.base+rw.vecs*vec-1)
-	e.printf("%s%s kg_wr[%d][%d];\n", indent, t, w.SpanH, rw.vecs*vec)
+	e.printf("%s%s kg_wr[%d][%d];\n", indent, t, rows, rw.vecs*vec)
 	e.printf("%s#pragma unroll\n", indent)
-	e.printf("%sfor (int kg_r = 0; kg_r < %d; ++kg_r) {\n", indent, w.SpanH)
+	e.printf("%sfor (int kg_r = 0; kg_r < %d; ++kg_r) {\n", indent, rows)
 	r, c := name(row.Name), name(col.Name)
 	e.printf("%s  const int64_t %s = %s * %d + (%d + kg_r);\n", indent, r, name(w.OH.Name), w.SH, w.H0)
 	e.printf("%s  #pragma unroll\n", indent)
@@ -80,7 +87,11 @@ func (e *emitter) loadWindowRows(indent string, rw *rowWindow, vec int64) {
 	if w.SW != 1 {
 		tap = fmt.Sprintf("(%s - kg_first) * %d + %s", name(w.OW.Name), w.SW, at0(w.Load.Index[n-1], w.OW, rw.base))
 	}
-	v := fmt.Sprintf("kg_wr[(int)%s][(int)(%s)]", at0(w.Load.Index[n-2], w.OH, w.H0), tap)
+	r0 := at0(w.Load.Index[n-2], w.OH, w.H0)
+	if rw.rows > 1 {
+		r0 = fmt.Sprintf("(kg_h%s + %s)", times(w.SH), r0)
+	}
+	v := fmt.Sprintf("kg_wr[(int)%s][(int)(%s)]", r0, tap)
 	e.aliasLoads(w.Stmt.Value, w.Load, v)
 }
 

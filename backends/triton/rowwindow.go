@@ -20,14 +20,27 @@ import (
 // scalar load: on the H200, dw_mobilenet took 68.35 us point by point and
 // 34.91 so, KernelBench's 3 x 3 depthwise convolution 326.24 and 147.62
 // (testsuite/results/2026-11-28-h200-s32-second/).
+//
+// With ROWS > 1 a lane takes VEC points of each of ROWS consecutive output
+// rows (lower.RowsFit): it loads their input rows once, and computes and
+// stores the rows one by one.
 func (e *emitter) rowWindow(w *lower.Window, vec int64) {
 	s := e.launch.Stmt
-	base, vecs, _ := lower.RowVectors(w, vec)
+	rows := max(e.launch.Config["ROWS"], 1)
+	base, vecs, _ := lower.RowVectors(w, vec, rows)
 	e.shape = "[BLOCK // VEC]"
-	for _, n := range []string{"kg_p", "kg_pm", "kg_v", "kg_row", "kg_rm", "kg_col", "kg_t"} {
+	for _, n := range []string{"kg_p", "kg_pm", "kg_v", "kg_row", "kg_rm", "kg_col", "kg_t", "kg_g"} {
 		e.used[n] = true
 	}
-	e.line("kg_p = (tl.program_id(0).to(tl.int64) * (BLOCK // VEC) + tl.arange(0, BLOCK // VEC)) * VEC  # each lane's first point")
+	if rows > 1 {
+		// Lane group kg_g starts at group kg_g % (OW / VEC) of output row
+		// kg_g / (OW / VEC) * ROWS (OW, a constant multiple of VEC).
+		ow := lower.Simplify(lower.Extent([]*ir.Index{w.OW})).(*ir.Const).I
+		e.line("kg_g = tl.program_id(0).to(tl.int64) * (BLOCK // VEC) + tl.arange(0, BLOCK // VEC)")
+		e.line("kg_p = kg_g // %d * %d + kg_g %% %d * VEC  # each lane's first point, of %d rows", ow/vec, ow*rows, ow/vec, rows)
+	} else {
+		e.line("kg_p = (tl.program_id(0).to(tl.int64) * (BLOCK // VEC) + tl.arange(0, BLOCK // VEC)) * VEC  # each lane's first point")
+	}
 	e.line("kg_pm = kg_p < %s", e.paren(lower.Points(s), ""))
 	e.decompose("kg_p", s.Index, true)
 	e.line("kg_v = tl.arange(0, VEC)")
@@ -47,7 +60,7 @@ func (e *emitter) rowWindow(w *lower.Window, vec int64) {
 		first = fmt.Sprintf("%d times %s", w.SW, first)
 	}
 	e.line("# the window's rows as vectors: columns %d to %d past %s", base, base+vecs*vec-1, first)
-	vals := make([][]string, w.SpanH)
+	vals := make([][]string, lower.WindowRows(w, rows))
 	for r := range vals {
 		e.line("kg_row = %s", plus(times(oh, w.SH), w.H0+int64(r)))
 		e.line("kg_rm = kg_pm & (kg_row >= 0) & (kg_row < %s)", e.paren(in.Shape[n-2], ""))
@@ -65,10 +78,28 @@ func (e *emitter) rowWindow(w *lower.Window, vec int64) {
 		}
 	}
 
-	// Each point's value, its window's taps unrolled.
+	// Each point's value, its window's taps unrolled, an output row at a
+	// time.
 	if e.cache == nil {
 		e.cache = map[string]string{}
 	}
+	for h := range rows {
+		if h > 0 {
+			ohh := e.fresh(fmt.Sprintf("kg_%s%d", oh, h))
+			e.line("%s = %s", ohh, plus(oh, h))
+			e.vars[w.OH] = ohh
+		}
+		e.windowRow(w, vec, base, h, vals)
+	}
+	e.vars[w.OH] = oh
+}
+
+// windowRow computes and stores output row h of a lane's rows (rowWindow),
+// whose input rows' values vals names.
+func (e *emitter) windowRow(w *lower.Window, vec, base, h int64, vals [][]string) {
+	s := e.launch.Stmt
+	n := len(w.Load.Tensor.Shape)
+	ow := e.vars[w.OW]
 	e.alias = map[*ir.Load]string{}
 	r := w.Reduce
 	outs := make([]string, vec)
@@ -90,7 +121,7 @@ func (e *emitter) rowWindow(w *lower.Window, vec int64) {
 				subst[ax] = ir.IntConst(tap[d])
 			}
 			at := func(x ir.Expr) int64 { return lower.Simplify(ir.Substitute(x, subst)).(*ir.Const).I }
-			e.alias[w.Load] = vals[at(w.Load.Index[n-2])-w.H0][int64(j)*w.SW+at(w.Load.Index[n-1])-base]
+			e.alias[w.Load] = vals[h*w.SH+at(w.Load.Index[n-2])-w.H0][int64(j)*w.SW+at(w.Load.Index[n-1])-base]
 			e.line("%s = %s", acc, combine(r.Op, r.T, acc, e.value(r.Body, "kg_pm")))
 		}
 		e.counters = e.counters[:len(e.counters)-len(r.Axes)]

@@ -45,7 +45,8 @@ func TestTritonPhasesInterpreted(t *testing.T) {
 // vectors read them as vectors, by default 4 points a lane (2 along
 // valid3_rows' rows of 16 outputs and 18 inputs) in 13 launches at
 // strides 1 to 4, with -inf and 0 past the edges, bf16 and epilogues,
-// and 2 a lane by --config; the others point by point.
+// and 2 a lane by --config, of one output row and of 2 and 4 (ROWS);
+// the others point by point.
 func TestTritonWindowsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/windows.kg"
@@ -55,6 +56,10 @@ func TestTritonWindowsInterpreted(t *testing.T) {
 	}
 	allPass(t, python, "--seeds", "2", spec)
 	allPass(t, python, "--seeds", "2", "--kernel", rows, "--config", "generic.VEC=2,generic.BLOCK=64,generic.num_warps=1", spec)
+	// A lane's VEC points of each of ROWS output rows (the planes of a
+	// multiple of ROWS rows whose input rows fit the registers).
+	allPass(t, python, "--seeds", "1", "--kernel", "dw_vec,pool_vec,valid3_rows,dw3_bf16_rows,pool3_s3_rows,dw_rows_s2,dw_rows4", "--config", "generic.ROWS=2,generic.VEC=2,generic.BLOCK=64,generic.num_warps=1", spec)
+	allPass(t, python, "--seeds", "1", "--kernel", "pool_vec,valid3_rows,dw3_bf16_rows,dw_rows4", "--config", "generic.ROWS=4,generic.VEC=2,generic.BLOCK=64,generic.num_warps=1", spec)
 }
 
 // TestTritonPrologueInterpreted runs the CUDA backend's prologue.kg

@@ -278,7 +278,7 @@ instance ce = cross_entropy<NB = 512, NC = 1000>
 
 // TestWindowVec: a generic statement takes VEC consecutive points a
 // thread by default where its points share work (the measurements are at
-// lower.windowVec and lower.rowVectorVec): 2, one group a step, for a
+// lower.windowVec and lower.rowVectorShape): 2, one group a step, for a
 // window along the last index at stride 1 whose rows are whole vectors of
 // 2 but not of 4 (read as rows of vectors), 2 (one a step) for taps picked
 // by the last index modulo 2, 1 for a window at stride 2 along rows of an

@@ -115,13 +115,16 @@ func (t pointwise) Space() map[string][]int64 {
 // hip:nvidia; leaky_relu_kb (little arithmetic) and the launches under 2
 // us the same. As "generic", 4 points a block apart a step, VEC
 // consecutive points each where windowVec finds points that share work,
-// or one group of 4 a step where the window's rows are read as vectors
-// (rowVectorVec).
+// or one group a step where the window's rows are read as vectors, of
+// ROWS output rows where they share input rows (rowVectorShape).
 func (t pointwise) Default(l *Launch) Config {
 	if !t.vector || len(l.Stmt.Index) == 0 {
 		c := Config{"THREADS": 256, "UNROLL": 4}
-		if v, ok := rowVectorVec(l); ok {
+		if v, r, ok := rowVectorShape(l); ok {
 			c["VEC"], c["UNROLL"] = v, 1
+			if r > 1 {
+				c["ROWS"] = r
+			}
 		} else if v, u := windowVec(l.Stmt); v > 1 {
 			c["VEC"], c["UNROLL"] = v, u
 		}

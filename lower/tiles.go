@@ -153,14 +153,19 @@ func (t tilePointwise) Default(l *Launch) Config {
 	if serial {
 		warps = min(4, block/32)
 		// A window whose rows a lane reads as vectors: VEC points a
-		// lane, still 128 lanes a program where the output fills them
-		// (serial reductions are generic's: elementwise has none).
-		if v, ok := rowVectorVec(l); ok {
+		// lane (of each of ROWS rows, rowVectorShape), still 128 lanes
+		// a program where the output fills them (serial reductions are
+		// generic's: elementwise has none).
+		if v, r, ok := rowVectorShape(l); ok {
 			block = 128 * v
 			if known {
 				block = min(block, max(32*v, nextPow2(points.I)))
 			}
-			return Config{"BLOCK": block, "num_warps": min(4, block/v/32), "VEC": v}
+			c := Config{"BLOCK": block, "num_warps": min(4, block/v/32), "VEC": v}
+			if r > 1 {
+				c["ROWS"] = r
+			}
+			return c
 		}
 	}
 	c := Config{"BLOCK": block, "num_warps": warps}

@@ -183,33 +183,68 @@ func RowVectors(w *Window, vec, rows int64) (base, vecs int64, ok bool) {
 func WindowRows(w *Window, rows int64) int64 { return (rows-1)*w.SH + w.SpanH }
 
 // maxRowVectorRegs bounds the registers a thread gives a window's rows:
-// 80 takes dw_s2_5x5's 5 rows of 16 columns at VEC 4 (57 registers a
-// thread in all, no spills, under nvcc 13.0), which 64 refused.
-const maxRowVectorRegs = 80
+// 96 takes dw_s2_5x5's 11 rows of 8 columns at VEC 2 and ROWS 4
+// (64 registers a thread in all, no spills, under nvcc 13.0), and its 5
+// rows of 16 at VEC 4 (57), which 64 refused.
+const maxRowVectorRegs = 96
 
-// rowVectorVec is the default VEC of a point-by-point launch whose
-// window RowVectors reads as vectors: 4, where the output's rows and the
-// input's are whole vectors of 4 (RowVectorsFit), else 2 where they are
-// of 2. On the H200 (testsuite/results/2026-11-28-h200-s31-sixth/sweep/),
-// dw_mobilenet (3 x 3 taps over 16 x 64 x 112 x 112 f32) took 41.44 us
-// on cuda:sm_90 with VEC 2 and UNROLL 4 (the default before) and 37.98
-// with VEC 4 and UNROLL 1 (39.90 with UNROLL 2, 40.90 with 4; 129 with
-// VEC 8, its rows too many registers); dw_s2_5x5 (5 x 5 taps at stride
-// 2) 11.73 with VEC 2 and UNROLL 1, 12.43 with UNROLL 2 and 29.86 with
-// VEC 4, when its rows (80 registers) were above maxRowVectorRegs and VEC
-// 4 read its taps point by point
-// (testsuite/results/2026-11-28-h200-s32-third/sweep/). Read as rows of
-// vectors of 4, on the H100 (testsuite/results/2026-12-07-h100-s40-chunks/,
-// call1/ and second/), it took 12.18 -> 11.43 and 12.29 -> 11.41 us
-// against VEC 2 (each pair inside the other's noise, faster both times),
-// and its L1, which bounds it, 83% -> 76% busy under Nsight Compute.
-func rowVectorVec(l *Launch) (int64, bool) {
-	for _, vec := range []int64{4, 2} {
-		if _, err := RowVectorsFit(l, vec); err == nil {
-			return vec, true
+// rowVectorShape is the default VEC and ROWS of a point-by-point launch
+// whose window RowVectors reads as vectors. VEC is 4 where the output's
+// rows and the input's are whole vectors of 4 (RowVectorsFit), else 2
+// where they are of 2. ROWS is above 1 where the window covers an input
+// element at least MinWindowReuse times (its taps' loads, not memory,
+// bound it) and a shape of ROWS 2 or 4 and VEC 2 or 4 that fits loads
+// fewer input elements a point than VEC alone: the fewest, then the
+// fewest registers.
+//
+// VEC: on the H200 (testsuite/results/2026-11-28-h200-s31-sixth/sweep/),
+// dw_mobilenet (3 x 3 taps over 16 x 64 x 112 x 112 f32) took 41.44 us on
+// cuda:sm_90 with VEC 2 and UNROLL 4 (the default before) and 37.98 with
+// VEC 4 and UNROLL 1 (39.90 with UNROLL 2, 40.90 with 4; 129 with VEC 8,
+// its rows too many registers). ROWS, on the H100
+// (testsuite/results/2026-12-07-h100-s41-rows/call2/, each against VEC 4
+// alone, the default before): dw_s2_5x5 (5 x 5 taps at stride 2, 6.25
+// windows an element) 11.37 -> 8.86 us at ROWS 4 and VEC 2 (11 elements
+// a point where VEC 4 loads 20; 9.83 at ROWS 2 and VEC 4, 14; 9.54 at
+// ROWS 4 and VEC 4, 11 in 176 registers), and on triton:sm_90 11.39 ->
+// 8.91; KernelBench's 3 x 3 depthwise convolution over 16 x 64 x 256 x
+// 256 194.40 -> 183.30 at ROWS 4 and VEC 2 (4.5 a point where VEC 4
+// loads 9; 182.50 at ROWS 2, VEC 4), dw_mobilenet 41.50 -> 40.86; and
+// at stride 2 with 3 x 3 taps (2.25 windows an element, near the copy's
+// speed already) slower: maxpool_3x3_s2_p1 44.83 -> 44.99 at ROWS 2 and
+// VEC 2, 46.85 at ROWS 4, dw_relu6_s2 35.26 -> 38.70 at ROWS 4.
+func rowVectorShape(l *Launch) (vec, rows int64, ok bool) {
+	for _, v := range []int64{4, 2} {
+		if _, err := RowVectorsFit(l, v); err == nil {
+			vec, rows, ok = v, 1, true
+			break
 		}
 	}
-	return 0, false
+	if !ok {
+		return 0, 0, false
+	}
+	w := MatchWindow(l.Stmt)
+	if w.Reuse() < MinWindowReuse {
+		return vec, 1, true
+	}
+	// A shape's elements a point, loads/points, and its registers.
+	cost := func(v, r int64) (loads, points, regs int64) {
+		_, vecs, _ := RowVectors(w, v, r)
+		return WindowRows(w, r) * vecs * v, v * r, WindowRows(w, r) * vecs * v
+	}
+	bl, bp, bg := cost(vec, 1)
+	for _, r := range []int64{2, 4} {
+		for _, v := range []int64{2, 4} {
+			if _, err := RowsFit(l, v, r); err != nil {
+				continue
+			}
+			lo, p, g := cost(v, r)
+			if lo*bp < bl*p || lo*bp == bl*p && g < bg && rows > 1 {
+				vec, rows, bl, bp, bg = v, r, lo, p, g
+			}
+		}
+	}
+	return vec, rows, true
 }
 
 // RowVectorsFit is the window of l's statement when a thread taking vec

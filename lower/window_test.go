@@ -125,17 +125,26 @@ instance s4 = pool<H = 4096, W = 4096, K = 8, S = 4>
 }
 
 // TestRowVectorVec: a point-by-point 3 x 3 window at stride 1 whose output
-// and input rows are whole vectors of 4 takes VEC 4, a group a step (its
-// rows read as vectors: lower.RowVectors); rows of 18, whole vectors of 2
-// only, VEC 2, a group a step; rows of 17 windowVec's 2 and 4 (its scalar
-// loop at run time; Triton's tile templates are tested apart). RowVectors' first
+// and input rows are whole vectors of 4 takes VEC 4 alone, a group a step
+// (its rows read as vectors: lower.RowVectors), and then ROWS: it covers an
+// element 9 times, and at VEC 2 and ROWS 4 a thread loads 6 rows of 6
+// columns for 8 points (4.5 a point, 36 registers), where VEC 4 alone
+// loads 3 rows of 12 for 4 (9), VEC 2 and ROWS 2 4 rows of 6 for 4 (6),
+// VEC 4 and ROWS 4 6 of 12 for 16 (4.5, 72 registers). Planes of 6 rows
+// take ROWS 2 (6 a point at VEC 2 and 4; VEC 2 in fewer registers). Rows
+// of 18, whole vectors of 2 only, VEC 2 and ROWS 4; rows of 17
+// windowVec's 2 and 4 (its scalar loop at run time; Triton's tile
+// templates are tested apart). At stride 2, 3 x 3 taps cover an element
+// 2.25 times: VEC 4 alone; 5 x 5, 6.25 times, ROWS 4 at VEC 2 (11 rows
+// of 8 columns for 8 points, 88 registers); 7 x 7, ROWS 2 at VEC 2 (9
+// rows of 10, 90; VEC 4's 7 rows of 16 do not fit). RowVectors' first
 // column and vectors a row, by hand: 3 taps from -1 at VEC 4 read
 // columns -4 to 7, three vectors; a dilated window's 5 columns from -2
 // at VEC 2, -2 to 3; at stride 2, 3 taps from -1 at VEC 4 columns -1 to
 // 7 of 2 x the first point's (-4 to 7, three vectors), and 5 taps from -2
 // at VEC 2 columns -2 to 4 (four vectors), at VEC 4 -2 to 8 (-4 to 11,
-// four vectors: 5 rows of 16, more registers than rows may take). A
-// window at stride 2 whose rows fit takes VEC 4 too; the 5 x 5 one, VEC 2.
+// four vectors); 7 taps at VEC 4, 7 rows of 16, more registers than rows
+// may take.
 func TestRowVectorVec(t *testing.T) {
 	prog, diags := frontend.CheckSource("rows.kg", `
 kernel dw<N, H, W>(X: f32[N, H, W], Wt: f32[3, 3]) -> (Y: f32[N, H, W]) {
@@ -145,6 +154,7 @@ kernel dil<N, H, W>(X: f32[N, H, W], Wt: f32[3, 3]) -> (Y: f32[N, H, W]) {
   Y[n, oh, ow] = sum[kh in 0..3, kw in 0..3]((X[n, oh + (kh - 1) * 2, ow + (kw - 1) * 2] ?? 0) * Wt[kh, kw])
 }
 instance dw16 = dw<N = 2, H = 8, W = 16>
+instance dw16h6 = dw<N = 2, H = 6, W = 16>
 instance dw18 = dw<N = 2, H = 8, W = 18>
 instance dw17 = dw<N = 2, H = 8, W = 17>
 instance dil16 = dil<N = 2, H = 8, W = 16>
@@ -159,17 +169,19 @@ instance s2k7 = dws<N = 2, H = 16, W = 16, K = 7, pad = 3>
 	if diags.HasErrors() {
 		t.Fatalf("%v", diags.Diags[0].Msg)
 	}
-	type want struct{ vec, unroll int64 }
+	type want struct{ vec, unroll, rows int64 }
 	for _, c := range []struct {
 		inst   string
 		config want
 	}{
-		{"dw16", want{4, 1}},
-		{"dw18", want{2, 1}},
-		{"dw17", want{2, 4}},
-		{"dil16", want{4, 1}},
-		{"s2k3", want{4, 1}},
-		{"s2k5", want{4, 1}},
+		{"dw16", want{2, 1, 4}},
+		{"dw16h6", want{2, 1, 2}},
+		{"dw18", want{2, 1, 4}},
+		{"dw17", want{2, 4, 1}},
+		{"dil16", want{2, 1, 4}},
+		{"s2k3", want{4, 1, 1}},
+		{"s2k5", want{2, 1, 4}},
+		{"s2k7", want{2, 1, 2}},
 	} {
 		in := prog.Instance(c.inst)
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, lower.Limits{})
@@ -177,8 +189,8 @@ instance s2k7 = dws<N = 2, H = 16, W = 16, K = 7, pad = 3>
 			t.Fatal(err)
 		}
 		l := p.Launches[0]
-		if got := (want{l.Config["VEC"], l.Config["UNROLL"]}); l.Template.Name() != "generic" || got != c.config {
-			t.Errorf("%s: %s VEC, UNROLL %v, want generic %v", c.inst, l.Template.Name(), got, c.config)
+		if got := (want{l.Config["VEC"], l.Config["UNROLL"], l.Config["ROWS"]}); l.Template.Name() != "generic" || got != c.config {
+			t.Errorf("%s: %s VEC, UNROLL, ROWS %v, want generic %v", c.inst, l.Template.Name(), got, c.config)
 		}
 	}
 	for _, c := range []struct {
@@ -216,11 +228,11 @@ instance s2k7 = dws<N = 2, H = 16, W = 16, K = 7, pad = 3>
 
 // TestWindowRows: ROWS (a thread's VEC points of each of ROWS output
 // rows) where the rows fit, and refused with the reason where not. By
-// hand: 5 x 5 taps at stride 2 over 8 output rows read (ROWS-1)*2 + 5
+// hand: 5 x 5 taps at stride 2 over 32 output rows read (ROWS-1)*2 + 5
 // input rows: at VEC 2, 8 columns a row (-2 to 5), 7 rows at ROWS 2 (56
-// registers) fit and 11 at ROWS 4 (88) do not; at VEC 4, 16 columns,
-// 7 rows (112) do not. Planes of 7 output rows take no ROWS 2; VEC 1, or
-// a sum whose rows do not slide with the output's, none.
+// registers) and 11 at ROWS 4 (88) fit; at VEC 4, 16 columns, 7 rows
+// (112) and 11 (176) do not. Planes of 7 output rows take no ROWS 2; VEC
+// 1, or a sum whose rows do not slide with the output's, none.
 func TestWindowRows(t *testing.T) {
 	prog, sm90 := checkOnSm90(t, "rows.kg", `
 kernel dws<N, H, W, K; stride: i32 = 2, pad: i32 = 2>(X: f32[N, H, W], Wt: f32[K, K]) -> (Y: f32[N, OH, OW])
@@ -245,8 +257,9 @@ instance squared8 = squared<H = 8, W = 8>
 		// ROWS of them.
 		{"s2k5", 2, 1, true, "", 128},
 		{"s2k5", 2, 2, true, "", 64},
-		{"s2k5", 2, 4, false, "the window's 11 rows of 2-point groups take more than 80 registers", 0},
-		{"s2k5", 4, 2, false, "the window's 7 rows of 4-point groups take more than 80 registers", 0},
+		{"s2k5", 2, 4, true, "", 32},
+		{"s2k5", 4, 4, false, "the window's 11 rows of 4-point groups take more than 96 registers", 0},
+		{"s2k5", 4, 2, false, "the window's 7 rows of 4-point groups take more than 96 registers", 0},
 		{"s2k5", 1, 2, false, "VEC must be 2 or more", 0},
 		{"s2k5_odd", 2, 2, false, "output planes of 7 rows, not a multiple of 2", 0},
 		{"squared8", 2, 2, false, "no window of constant strides", 0},

@@ -205,14 +205,15 @@ func TestEmulatedRowGroups(t *testing.T) {
 // two outputs of one window (f32 and f16), a transposed convolution's
 // guarded taps; at sizes whose last output extent is a multiple of VEC
 // (the vector path, one vector store a group of points) and at sizes that
-// are not (the scalar path). A group whose points read the wrong taps, or
-// a vector stored at the wrong point, shows as a wrong output.
+// are not (the scalar path), one output row a thread (ROWS 1; the rows
+// are TestEmulatedWindowRows'). A group whose points read the wrong taps,
+// or a vector stored at the wrong point, shows as a wrong output.
 func TestEmulatedWindows(t *testing.T) {
 	gxx := emulatorGxx(t)
 	for _, vec := range []int64{2, 4} {
 		t.Run(fmt.Sprintf("VEC=%d", vec), func(t *testing.T) {
 			t.Parallel()
-			emulateFileOn(t, gxx, "testdata/windows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"generic.VEC": vec, "generic.THREADS": 64}})
+			emulateFileOn(t, gxx, "testdata/windows.kg", emuTarget{d: CUDA, shims: cudaEmu.shims, config: lower.Config{"generic.VEC": vec, "generic.ROWS": 1, "generic.THREADS": 64}})
 		})
 	}
 }

@@ -55,7 +55,7 @@ func TestTritonWindowsInterpreted(t *testing.T) {
 		t.Errorf("the %d windows of whole rows of vectors do not all take rows of vectors:\n%s", strings.Count(rows, ",")+1, src)
 	}
 	allPass(t, python, "--seeds", "2", spec)
-	allPass(t, python, "--seeds", "2", "--kernel", rows, "--config", "generic.VEC=2,generic.BLOCK=64,generic.num_warps=1", spec)
+	allPass(t, python, "--seeds", "2", "--kernel", rows, "--config", "generic.VEC=2,generic.ROWS=1,generic.BLOCK=64,generic.num_warps=1", spec)
 	// A lane's VEC points of each of ROWS output rows (the planes of a
 	// multiple of ROWS rows whose input rows fit the registers).
 	allPass(t, python, "--seeds", "1", "--kernel", "dw_vec,pool_vec,valid3_rows,dw3_bf16_rows,pool3_s3_rows,dw_rows_s2,dw_rows4", "--config", "generic.ROWS=2,generic.VEC=2,generic.BLOCK=64,generic.num_warps=1", spec)
@@ -358,7 +358,7 @@ func TestTritonColumnLanesInterpreted(t *testing.T) {
 // wrong leave outputs unwritten (NaN-poisoned) or written twice.
 func TestTritonUnrollInterpreted(t *testing.T) {
 	python := interpreterPython(t)
-	allPass(t, python, "--seeds", "1", "--max-work", "3e4", "--config", "generic.BLOCK=128,generic.num_warps=1,generic.UNROLL=4,generic.VEC=1,elementwise.BLOCK=256,elementwise.num_warps=1,elementwise.UNROLL=8",
+	allPass(t, python, "--seeds", "1", "--max-work", "3e4", "--config", "generic.BLOCK=128,generic.num_warps=1,generic.UNROLL=4,generic.VEC=1,generic.ROWS=1,elementwise.BLOCK=256,elementwise.num_warps=1,elementwise.UNROLL=8",
 		"../../examples/pooling.kg", "../../examples/pad_concat.kg", "../../examples/elementwise.kg", "../../backends/cuda/testdata/reuse.kg")
 }
 

@@ -153,11 +153,18 @@ func (t tilePointwise) Default(l *Launch) Config {
 	if serial {
 		warps = min(4, block/32)
 		// A window whose rows a lane reads as vectors: VEC points a
-		// lane (of each of ROWS rows, rowVectorShape), still 128 lanes
-		// a program where the output fills them (serial reductions are
-		// generic's: elementwise has none).
+		// lane, still 128 lanes a program where the output fills them
+		// (serial reductions are generic's: elementwise has none). Of
+		// each of ROWS rows (rowVectorShape), in programs of 512 points
+		// a row, two groups a thread at VEC 2: so it was timed on the
+		// H100 (testsuite/results/2026-12-07-h100-s41-rows/call2/
+		// triton/), dw_s2_5x5 11.39 -> 8.91 us at ROWS 4 and VEC 2,
+		// dw_mobilenet 41.95 -> 40.77.
 		if v, r, ok := rowVectorShape(l); ok {
 			block = 128 * v
+			if r > 1 {
+				block = 512
+			}
 			if known {
 				block = min(block, max(32*v, nextPow2(points.I)))
 			}

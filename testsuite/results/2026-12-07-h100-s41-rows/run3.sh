@@ -4,8 +4,9 @@
 # kb_depthwise3x3_nominal, on every backend; maxRowVectorRegs 96);
 # bin/kgen-base is 7aa40fb (ROWS there, 1 by default: VEC 4 alone).
 # The three instances timed with each binary on cuda:sm_90 and
-# triton:sm_90 (Triton's default now takes BLOCK 256, 128 lanes of 2
-# points of 4 rows, where call2's sweep kept BLOCK 512); then correctness
+# triton:sm_90 (Triton's default at ROWS 4 takes BLOCK 512 since a303cff,
+# as call2's sweep timed it; run it with bin/kgen from a303cff or later);
+# then correctness
 # (kgen test on cuda:sm_90, triton:sm_90 and hip:nvidia, each output
 # against the interpreter or the reference kernels, the backends against
 # each other); then a second round of timing while the call's time lasts

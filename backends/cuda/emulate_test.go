@@ -242,7 +242,9 @@ func TestEmulatedWindowTiles(t *testing.T) {
 // defaults): a group that read another row's taps, or stored a row at the
 // wrong place, shows as a wrong output. The instances named take the
 // rows: planes of 4, 6 and 8 output rows (ROWS 4 only the multiples of
-// 4), several planes a launch, strides 1, 2 and 3, f32 and bf16.
+// 4), several planes a launch, strides 1, 2 and 3, f32 and bf16; and with
+// two groups a thread a step (UNROLL 2: dw_vec's 72 groups of 64 threads
+// take a second step in 8 of them).
 func TestEmulatedWindowRows(t *testing.T) {
 	gxx := emulatorGxx(t)
 	text, err := os.ReadFile("testdata/windows.kg")
@@ -254,15 +256,17 @@ func TestEmulatedWindowRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		rows int64
-		take []string
+		rows, unroll int64
+		take         []string
 	}{
-		{2, []string{"dw_vec", "pool_vec", "valid3_rows", "dw3_bf16_rows", "pool3_s3_rows", "dw_rows_s2", "dw_rows4"}},
-		{4, []string{"pool_vec", "valid3_rows", "dw3_bf16_rows", "dw_rows4"}},
+		{2, 1, []string{"dw_vec", "pool_vec", "valid3_rows", "dw3_bf16_rows", "pool3_s3_rows", "dw_rows_s2", "dw_rows4"}},
+		{4, 1, []string{"pool_vec", "valid3_rows", "dw3_bf16_rows", "dw_rows4"}},
+		// Two groups a thread a step, a block apart.
+		{2, 2, []string{"dw_vec", "pool_vec", "dw_rows_s2", "dw_rows4"}},
 	} {
-		t.Run(fmt.Sprintf("ROWS=%d", c.rows), func(t *testing.T) {
+		t.Run(fmt.Sprintf("ROWS=%d,UNROLL=%d", c.rows, c.unroll), func(t *testing.T) {
 			t.Parallel()
-			config := lower.Config{"generic.VEC": 2, "generic.ROWS": c.rows, "generic.THREADS": 64}
+			config := lower.Config{"generic.VEC": 2, "generic.ROWS": c.rows, "generic.UNROLL": c.unroll, "generic.THREADS": 64}
 			var took []string
 			for _, p := range plansOf(t, "windows.kg", string(text)) {
 				if p.Env == nil {

@@ -95,8 +95,7 @@ func (t pointwise) Space() map[string][]int64 {
 	s := map[string][]int64{"THREADS": {64, 128, 256, 512, 1024}, "UNROLL": {1, 2, 4, 8}, "VEC": {1, 2, 4, 8}}
 	if !t.vector {
 		s["ROWS"] = []int64{1, 2, 4}
-	}
-	if t.vector {
+	} else {
 		s["REUSE"] = []int64{0, 1}
 		s["HOIST"] = []int64{0, 1}
 		s["BLOCKS_PER_SM"] = blocksPerSM

@@ -227,20 +227,21 @@ func rowVectorShape(l *Launch) (vec, rows int64, ok bool) {
 	if w.Reuse() < MinWindowReuse {
 		return vec, 1, true
 	}
-	// A shape's elements a point, loads/points, and its registers.
-	cost := func(v, r int64) (loads, points, regs int64) {
+	// A shape's elements loaded (as many registers) and points: it loads
+	// loads/points elements a point.
+	cost := func(v, r int64) (loads, points int64) {
 		_, vecs, _ := RowVectors(w, v, r)
-		return WindowRows(w, r) * vecs * v, v * r, WindowRows(w, r) * vecs * v
+		return WindowRows(w, r) * vecs * v, v * r
 	}
-	bl, bp, bg := cost(vec, 1)
+	bl, bp := cost(vec, 1)
 	for _, r := range []int64{2, 4} {
 		for _, v := range []int64{2, 4} {
 			if _, err := RowsFit(l, v, r); err != nil {
 				continue
 			}
-			lo, p, g := cost(v, r)
-			if lo*bp < bl*p || lo*bp == bl*p && g < bg && rows > 1 {
-				vec, rows, bl, bp, bg = v, r, lo, p, g
+			lo, p := cost(v, r)
+			if lo*bp < bl*p || lo*bp == bl*p && lo < bl && rows > 1 {
+				vec, rows, bl, bp = v, r, lo, p
 			}
 		}
 	}
@@ -270,9 +271,9 @@ func RowsFit(l *Launch, vec, rows int64) (*Window, error) {
 		return nil, fmt.Errorf("the statement is no window of constant strides and offsets over its output's last two indices")
 	}
 	if rows > 1 {
-		c, ok := Simplify(Extent([]*ir.Index{w.OH})).(*ir.Const)
-		if !ok || c.I%rows != 0 {
-			return nil, fmt.Errorf("output planes of %s rows, not a multiple of %d", ir.Format(Simplify(Extent([]*ir.Index{w.OH}))), rows)
+		oh := Simplify(Extent([]*ir.Index{w.OH}))
+		if c, ok := oh.(*ir.Const); !ok || c.I%rows != 0 {
+			return nil, fmt.Errorf("output planes of %s rows, not a multiple of %d", ir.Format(oh), rows)
 		}
 	}
 	return w, rowsFit(w, vec, rows)

@@ -19,7 +19,7 @@ import (
 
 func init() {
 	register(&command{
-		name: "build", args: "--target cuda:sm_90 -o DIR [--nvcc PATH] [--emit-only] [-j N] [-v] FILE...",
+		name: "build", args: "--target cuda:sm_90 -o DIR [--nvcc PATH] [--kernel K,...] [--emit-only] [-j N] [-v] FILE...",
 		short: "generate and compile kernels for a target",
 		long: `
 Build plans every kernel of each FILE (with symbolic sizes) and every
@@ -38,6 +38,11 @@ DIR/STEM.hip, compiled with hipcc, found with --hipcc, then PATH, then
 from its remarks) and hip:nvidia (the same HIP compiled by nvcc for
 sm_90).
 
+--kernel builds only the instances and kernels it names (a kernel's
+symbolic plan and all its instances); files with none of them are not
+written, and a name in none of the files is an error. --config applies to
+every plan built, so --kernel also narrows what it must fit.
+
 Instances take the configurations that kgen tune recorded in the tuning
 database (--db): those tuned at the instance's exact shape, else at the
 nearest shape recorded for the same kernel, target and templates where the
@@ -55,6 +60,7 @@ which each instance took; the manifest's "tuning" field records it.`,
 			jobs := fs.Int("j", runtime.NumCPU(), "compile jobs to run at once")
 			verbose := fs.Bool("v", false, "show each kernel's registers and shared memory")
 			asJSON := fs.Bool("json", false, "print diagnostics as JSON lines")
+			kernels := fs.String("kernel", "", "comma-separated instances or kernels to build (default: all)")
 			var config configFlag
 			fs.Var(&config, "config", "template parameters replacing the defaults, e.g. BM=128,BK=64 or matmul-simt.BK=8")
 			var tf tunedFlags
@@ -85,10 +91,16 @@ which each instance took; the manifest's "tuning" field records it.`,
 					return exitUser
 				}
 				b := &builder{target: tgt, be: be, out: *out, verbose: *verbose, config: lower.Config(config), tuned: tuned}
+				if *kernels != "" {
+					b.only = strings.Split(*kernels, ",")
+				}
 				var diags diag.List
 				files := loadFiles(args, &diags)
 				if diags.HasErrors() {
 					return report(&diags, *asJSON)
+				}
+				if err := b.checkOnly(files); err != nil {
+					return usageError("build", "%v", err)
 				}
 				if err := os.MkdirAll(*out, 0o755); err != nil {
 					fmt.Fprintf(stderr, "kgen build: %v\n", err)
@@ -144,6 +156,9 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	stems := map[string]string{}
 	for _, l := range files {
+		if !b.wantsFile(l) {
+			continue
+		}
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 		if prev, ok := stems[stem]; ok {
 			return nil, fmt.Errorf("%s and %s would both write %s%s; build them into different directories", prev, l.path, stem, b.be.ext())
@@ -208,6 +223,35 @@ func (b *builder) wants(in *ir.Instance) bool {
 	return b.only == nil || slices.Contains(b.only, in.Name) || slices.Contains(b.only, in.Kernel.Name)
 }
 
+// wantsFile reports whether the build writes anything for file l: every
+// file without only, else those with a kernel or an instance it names.
+// (emit and emitReference skip the same files, so that their units pair
+// up.)
+func (b *builder) wantsFile(l *loaded) bool {
+	return b.only == nil || slices.ContainsFunc(l.prog.Kernels, func(k *ir.Kernel) bool { return slices.Contains(b.only, k.Name) }) ||
+		slices.ContainsFunc(l.prog.Instances, b.wants)
+}
+
+// checkOnly returns an error for the first name in only that is neither
+// a kernel nor an instance of files, before anything is written.
+func (b *builder) checkOnly(files []*loaded) error {
+	var names []string
+	for _, l := range files {
+		for _, k := range l.prog.Kernels {
+			names = append(names, k.Name)
+		}
+		for _, in := range l.prog.Instances {
+			names = append(names, in.Name)
+		}
+	}
+	for _, w := range b.only {
+		if !slices.Contains(names, w) {
+			return fmt.Errorf("--kernel: no instance or kernel %q in the files given%s", w, closest(w, names))
+		}
+	}
+	return nil
+}
+
 // emitReference writes, for each file, STEM__ref with the reference
 // plan of every kernel (generic template only, runtime sizes), the oracle
 // kgen test uses at sizes too large for the interpreter, and its rounding
@@ -215,6 +259,9 @@ func (b *builder) wants(in *ir.Instance) bool {
 func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	for _, l := range files {
+		if !b.wantsFile(l) {
+			continue
+		}
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path)) + "__ref"
 		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -278,6 +279,85 @@ func TestBuildOnly(t *testing.T) {
 		if u.binary == "" {
 			t.Errorf("%s: no binary", u.stem)
 		}
+	}
+}
+
+// TestBuildKernelFlag runs kgen build --kernel as a build system would:
+// only the named instances and kernels are planned and written, files
+// with none of them are not written at all, --config then needs to fit
+// only those (ROWS=2 is refused by depthwise_conv.kg's symbolic kernel,
+// whose planes are no constant), and a name in no file is a usage error
+// that writes nothing.
+func TestBuildKernelFlag(t *testing.T) {
+	files := []string{"../../examples/softmax.kg", "../../examples/elementwise.kg", "../../examples/depthwise_conv.kg"}
+	manifest := func(dir, stem string) []string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, stem+".manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m lower.Manifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, k := range m.Kernels {
+			names = append(names, k.Name)
+		}
+		return names
+	}
+	listing := func(dir string) []string {
+		t.Helper()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+
+	dir := t.TempDir()
+	code, _, errText := kgen(t, append([]string{"build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", dir, "--kernel", "softmax_vocab,depthwise3x3_relu6"}, files...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errText)
+	}
+	if got, want := listing(dir), []string{"depthwise_conv.cu", "depthwise_conv.manifest.json", "softmax.cu", "softmax.manifest.json"}; !slices.Equal(got, want) {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+	if got, want := manifest(dir, "softmax"), []string{"softmax_vocab"}; !slices.Equal(got, want) {
+		t.Errorf("softmax.manifest.json has %q, want %q", got, want)
+	}
+	if got, want := manifest(dir, "depthwise_conv"), []string{"depthwise3x3_relu6", "dw_relu6_s2", "dw_relu6_tiny"}; !slices.Equal(got, want) {
+		t.Errorf("depthwise_conv.manifest.json has %q, want the kernel and its instances %q", got, want)
+	}
+
+	// --config over the whole file is refused at the symbolic kernel;
+	// narrowed to one instance it builds, and the launch takes it.
+	if code, _, _ := kgen(t, "build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", t.TempDir(), "--config", "ROWS=2", files[2]); code == exitOK {
+		t.Errorf("--config ROWS=2 over all of depthwise_conv.kg: exit 0, want a refusal")
+	}
+	dir = t.TempDir()
+	if code, _, errText := kgen(t, "build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", dir, "--config", "ROWS=2", "--kernel", "dw_s2_5x5", files[2]); code != exitOK {
+		t.Fatalf("--config ROWS=2 --kernel dw_s2_5x5: exit %d\n%s", code, errText)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "depthwise_conv.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "ROWS=2") {
+		t.Errorf("depthwise_conv.cu does not record ROWS=2 in its launch")
+	}
+
+	dir = t.TempDir()
+	code, _, errText = kgen(t, append([]string{"build", "--emit-only", "--target", "cuda:sm_90", "-o", dir, "--kernel", "softmax_vocab,softmax_vocb"}, files...)...)
+	if code != exitUsage || !strings.Contains(errText, `no instance or kernel "softmax_vocb"`) || !strings.Contains(errText, `did you mean "softmax_vocab"`) {
+		t.Errorf("a misspelt name: exit %d, %q; want a usage error suggesting softmax_vocab", code, errText)
+	}
+	if got := listing(dir); len(got) != 0 {
+		t.Errorf("a misspelt name wrote %q", got)
 	}
 }
 

@@ -62,15 +62,11 @@ func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, conf
 		return nil, report(&diags, false)
 	}
 	b := &builder{target: tgt, be: be, out: dir, config: config, tuned: tuned, only: only}
+	if err := b.checkOnly(loaded); err != nil {
+		return nil, usageError(cmd, "%v", err)
+	}
 	if s.units, err = b.emit(loaded); err != nil {
 		return fail(err)
-	}
-	for _, w := range only {
-		if !slices.ContainsFunc(s.units, func(u *unit) bool {
-			return slices.ContainsFunc(u.plans, func(p *lower.Plan) bool { return p.Name == w })
-		}) {
-			return nil, usageError(cmd, "--kernel: no instance or kernel %q in the files given", w)
-		}
 	}
 	if s.refs, err = b.emitReference(loaded); err != nil {
 		return fail(err)

@@ -26,6 +26,9 @@ type NVCC struct {
 	Version string // full version, e.g. "11.8.89"
 	Major   int
 	Minor   int
+	// Cache, when set, keeps compiles' outputs for the next compile of
+	// the same source (see CompileCache).
+	Cache *CompileCache
 
 	build    string // the "Build cuda_11.8.r11.8/compiler.31833905_0" line
 	archOnce sync.Once

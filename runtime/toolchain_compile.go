@@ -29,6 +29,7 @@ type CompileResult struct {
 	Resources []FuncResources
 	Warnings  []ToolMessage
 	Log       string // everything the tools printed, for -v and bug reports
+	Cached    bool   // copied from the compile cache: nvcc did not run
 }
 
 // NVCCError is a compile that failed: the tools' diagnostics, with
@@ -69,7 +70,10 @@ func (e *NVCCError) Unwrap() error { return e.Err }
 // assembled PTX that is kept next to it. Outputs are written to temporary
 // files and renamed into place only once they exist and are not empty, so
 // a failed or interrupted compile never leaves a truncated cubin behind.
-// A failed compile returns a *NVCCError.
+// With n.Cache, a compile of the same source at the same path with the
+// same nvcc and flags is copied from the cache instead (res.Cached), and
+// a successful compile is kept there. A failed compile returns a
+// *NVCCError.
 func (n *NVCC) Compile(ctx context.Context, job CompileJob) (*CompileResult, error) {
 	if _, ok := targetFacts[job.Target.Arch]; !ok || job.Target.Backend != "cuda" {
 		return nil, fmt.Errorf("compile %s: invalid target %q; valid targets: %s", job.Source, job.Target.Arch, validTargets())
@@ -110,20 +114,38 @@ func (n *NVCC) Compile(ctx context.Context, job CompileJob) (*CompileResult, err
 	if job.Language != "" {
 		ptxArgs = append(ptxArgs, "-x", job.Language)
 	}
+	// The PTX already carries the line info; -Xptxas -v asks ptxas for
+	// the resource report.
+	cubinArgs := []string{"-cubin", arch, "-O3", "-Xptxas", "-v"}
+	key := ""
+	if n.Cache != nil {
+		args := append(append(append([]string{"ptx"}, ptxArgs...), "cubin"), cubinArgs...)
+		if k, err := compileKey(n.Fingerprint(), args, job.Source); err == nil {
+			key = k
+			if logs, ok := n.Cache.fetch(key, []string{res.PTX, res.Cubin}, 2); ok {
+				res.Cached = true
+				res.Log = logs[0] + logs[1]
+				res.Resources = ParsePtxasReport(logs[1])
+				res.Warnings = ParseCompilerOutput(res.Log)
+				return res, nil
+			}
+		}
+	}
 	ptxLog, err := n.produce(ctx, res.PTX, append(ptxArgs, job.Source))
 	res.Log = ptxLog
 	if err != nil {
 		return fail(res.Log, err)
 	}
-	// The PTX already carries the line info; -Xptxas -v asks ptxas for
-	// the resource report.
-	cubinLog, err := n.produce(ctx, res.Cubin, []string{"-cubin", arch, "-O3", "-Xptxas", "-v", res.PTX})
+	cubinLog, err := n.produce(ctx, res.Cubin, append(cubinArgs, res.PTX))
 	res.Log += cubinLog
 	if err != nil {
 		return fail(res.Log, err)
 	}
 	res.Resources = ParsePtxasReport(cubinLog)
 	res.Warnings = ParseCompilerOutput(res.Log) // a successful compile prints only warnings
+	if key != "" {
+		n.Cache.store(key, []string{res.PTX, res.Cubin}, []string{ptxLog, cubinLog})
+	}
 	return res, nil
 }
 

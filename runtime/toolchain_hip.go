@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,6 +65,24 @@ type HIPCC struct {
 	Path    string // absolute path of the hipcc that is run
 	Version string // HIP's version, e.g. "5.2.21153-0"
 	Clang   string // the clang it drives, e.g. "Debian clang version 15.0.6"
+	// Cache, when set, keeps compiles' outputs for the next compile of
+	// the same source (see CompileCache).
+	Cache *CompileCache
+}
+
+// Fingerprint identifies this hipcc for cache keys: its path, HIP's and
+// clang's versions, and the size and modification time of the file that
+// is run.
+func (h *HIPCC) Fingerprint() string {
+	real := h.Path
+	if r, err := filepath.EvalSymlinks(h.Path); err == nil {
+		real = r
+	}
+	size, mtime := int64(-1), int64(-1)
+	if st, err := os.Stat(real); err == nil {
+		size, mtime = st.Size(), st.ModTime().UnixNano()
+	}
+	return fmt.Sprintf("hipcc %s (%s) %s size=%d mtime=%d", h.Version, h.Clang, real, size, mtime)
 }
 
 // hipccFallbacks are the places hipcc is looked for after the flag and
@@ -138,6 +157,7 @@ type HIPCompileResult struct {
 	Resources  []HIPResources
 	Warnings   []ToolMessage
 	Log        string
+	Cached     bool // copied from the compile cache: hipcc did not run
 }
 
 // HIPCCError is a compile that failed: hipcc's diagnostics and its log.
@@ -183,6 +203,16 @@ func (h *HIPCC) Compile(ctx context.Context, job HIPCompileJob) (*HIPCompileResu
 	}
 	base := strings.TrimSuffix(filepath.Base(job.Source), filepath.Ext(job.Source)) + "." + job.Target.Arch
 	out := filepath.Join(job.OutDir, base+".hsaco")
+	flags := []string{"--genco", "--offload-arch=" + job.Target.Arch, "-O3", "-std=c++17", "-Rpass-analysis=kernel-resource-usage"}
+	key := ""
+	if h.Cache != nil {
+		if k, err := compileKey(h.Fingerprint(), append(slices.Clone(hipEnv), flags...), job.Source); err == nil {
+			key = k
+			if logs, ok := h.Cache.fetch(key, []string{out}, 1); ok {
+				return h.result(out, logs[0], true), nil
+			}
+		}
+	}
 	tmp, err := os.CreateTemp(job.OutDir, "."+base+".*.tmp")
 	if err != nil {
 		return nil, err
@@ -190,8 +220,7 @@ func (h *HIPCC) Compile(ctx context.Context, job HIPCompileJob) (*HIPCompileResu
 	tmpName := tmp.Name()
 	tmp.Close()
 	defer os.Remove(tmpName) // a no-op once renamed
-	args := []string{"--genco", "--offload-arch=" + job.Target.Arch, "-O3", "-std=c++17",
-		"-Rpass-analysis=kernel-resource-usage", "-o", tmpName, job.Source}
+	args := append(slices.Clone(flags), "-o", tmpName, job.Source)
 	o, err := runToolEnv(ctx, hipEnv, h.Path, args...)
 	log := o.Stderr + o.Stdout
 	fail := func(err error) (*HIPCompileResult, error) {
@@ -212,13 +241,22 @@ func (h *HIPCC) Compile(ctx context.Context, job HIPCompileJob) (*HIPCompileResu
 	if err := os.Rename(tmpName, out); err != nil {
 		return nil, err
 	}
-	res := &HIPCompileResult{CodeObject: out, Resources: ParseHIPResourceUsage(log), Log: log}
+	if key != "" {
+		h.Cache.store(key, []string{out}, []string{log})
+	}
+	return h.result(out, log, false), nil
+}
+
+// result is a successful compile's result: the code object out and what
+// hipcc printed, log.
+func (h *HIPCC) result(out, log string, cached bool) *HIPCompileResult {
+	res := &HIPCompileResult{CodeObject: out, Resources: ParseHIPResourceUsage(log), Log: log, Cached: cached}
 	for _, m := range ParseCompilerOutput(log) {
 		if m.Severity == "warning" {
 			res.Warnings = append(res.Warnings, m)
 		}
 	}
-	return res, nil
+	return res
 }
 
 // CompileAll compiles jobs concurrently, at most parallel at a time

@@ -67,6 +67,7 @@ func openBackend(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error
 			if err := nvcc.SupportsTarget(tgt); err != nil {
 				return nil, err
 			}
+			nvcc.Cache = kgrt.DefaultCompileCache()
 			b.nvcc = nvcc
 		}
 		return b, nil

@@ -35,6 +35,7 @@ func openHIP(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error) {
 		if err := nvcc.SupportsTarget(b.cudaTarget()); err != nil {
 			return nil, fmt.Errorf("%s compiles for %s: %v", tgt, kgrt.HIPNvidiaArch, err)
 		}
+		nvcc.Cache = kgrt.DefaultCompileCache()
 		b.nvcc = nvcc
 		return b, nil
 	}
@@ -42,6 +43,7 @@ func openHIP(tgt kgrt.Target, tools toolPaths, compile bool) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	hipcc.Cache = kgrt.DefaultCompileCache()
 	b.hipcc = hipcc
 	return b, nil
 }

@@ -29,7 +29,9 @@ DIR/STEM.manifest.json, which describes each entry point's arguments and
 launches (docs/abi.md). Files are written whole or not at all. Compile jobs
 run in parallel (-j, default: the number of CPUs). ptxas's resource report
 is shown with -v as notes at each kernel; register spills are always
-reported as warnings. Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a; the
+reported as warnings. Compiles are cached: building a source again at
+the same path with the same compiler copies its outputs and replays its
+notes (KGEN_COMPILE_CACHE: the cache's directory, or "off"). Targets: cuda:sm_80, cuda:sm_90, cuda:sm_90a; the
 Triton targets triton:sm_80, triton:sm_90 (a Triton module DIR/STEM.py,
 every kernel compiled with Triton's compiler, no GPU needed; --python);
 and the HIP targets hip:gfx90a, hip:gfx908, hip:gfx1030 (HIP C++ in

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -358,6 +359,65 @@ func TestBuildKernelFlag(t *testing.T) {
 	}
 	if got := listing(dir); len(got) != 0 {
 		t.Errorf("a misspelt name wrote %q", got)
+	}
+}
+
+// TestBuildCompileCache builds a file twice into one directory, as a
+// build system does, with an nvcc that logs its compiles: the second
+// build compiles nothing, and writes the same cubins, manifest and -v
+// notes; KGEN_COMPILE_CACHE=off compiles again.
+func TestBuildCompileCache(t *testing.T) {
+	needNVCC(t)
+	real, err := kgrt.FindNVCC("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := t.TempDir()
+	wrapper, logPath := filepath.Join(tools, "nvcc"), filepath.Join(tools, "runs")
+	script := "#!/bin/sh\ncase \"$*\" in *-ptx*|*-cubin*) echo \"$*\" >> '" + logPath + "';; esac\nexec '" + real.Path + "' \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	compiles := func() int {
+		b, _ := os.ReadFile(logPath)
+		return strings.Count(string(b), "\n")
+	}
+	t.Setenv("KGEN_COMPILE_CACHE", t.TempDir())
+	out := t.TempDir()
+	build := func() (notes string, files map[string][]byte, ran int) {
+		t.Helper()
+		before := compiles()
+		code, _, errText := kgen(t, "build", "-v", "--db", "off", "--nvcc", wrapper, "--target", "cuda:sm_80", "-o", out, "../../examples/softmax.kg", "../../examples/rmsnorm.kg")
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s", code, errText)
+		}
+		files = map[string][]byte{}
+		for _, name := range []string{"softmax.sm_80.cubin", "softmax.manifest.json", "rmsnorm.sm_80.cubin", "rmsnorm.sm_80.ptx"} {
+			if files[name], err = os.ReadFile(filepath.Join(out, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return errText, files, compiles() - before
+	}
+	notes1, files1, ran1 := build()
+	if ran1 != 4 {
+		t.Fatalf("first build: %d nvcc compiles, want 4 (PTX and cubin of two files)", ran1)
+	}
+	notes2, files2, ran2 := build()
+	if ran2 != 0 {
+		t.Errorf("the same build again: %d nvcc compiles, want none", ran2)
+	}
+	if notes1 != notes2 || !strings.Contains(notes1, "registers") {
+		t.Errorf("-v notes differ or name no registers:\n%s\n----\n%s", notes1, notes2)
+	}
+	for name, b := range files1 {
+		if !bytes.Equal(b, files2[name]) {
+			t.Errorf("%s differs between the two builds", name)
+		}
+	}
+	t.Setenv("KGEN_COMPILE_CACHE", "off")
+	if _, _, ran := build(); ran != 4 {
+		t.Errorf("KGEN_COMPILE_CACHE=off: %d nvcc compiles, want 4", ran)
 	}
 }
 

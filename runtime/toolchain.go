@@ -169,15 +169,21 @@ func (n *NVCC) AtLeast(major, minor int) bool {
 // that an upgrade in place still changes the key. (Debian's /usr/bin/nvcc
 // is a wrapper script that never changes; the build line does.)
 func (n *NVCC) Fingerprint() string {
-	real := n.Path
-	if r, err := filepath.EvalSymlinks(n.Path); err == nil {
+	return fmt.Sprintf("nvcc %s build=%s %s", n.Version, n.build, fileIdentity(n.Path))
+}
+
+// fileIdentity is the file that path runs (symbolic links followed),
+// with its size and modification time.
+func fileIdentity(path string) string {
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
 		real = r
 	}
 	size, mtime := int64(-1), int64(-1)
 	if st, err := os.Stat(real); err == nil {
 		size, mtime = st.Size(), st.ModTime().UnixNano()
 	}
-	return fmt.Sprintf("nvcc %s build=%s %s size=%d mtime=%d", n.Version, n.build, real, size, mtime)
+	return fmt.Sprintf("%s size=%d mtime=%d", real, size, mtime)
 }
 
 // SupportsTarget reports, as a nil error, whether this nvcc can compile for

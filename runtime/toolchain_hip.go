@@ -74,15 +74,7 @@ type HIPCC struct {
 // clang's versions, and the size and modification time of the file that
 // is run.
 func (h *HIPCC) Fingerprint() string {
-	real := h.Path
-	if r, err := filepath.EvalSymlinks(h.Path); err == nil {
-		real = r
-	}
-	size, mtime := int64(-1), int64(-1)
-	if st, err := os.Stat(real); err == nil {
-		size, mtime = st.Size(), st.ModTime().UnixNano()
-	}
-	return fmt.Sprintf("hipcc %s (%s) %s size=%d mtime=%d", h.Version, h.Clang, real, size, mtime)
+	return fmt.Sprintf("hipcc %s (%s) %s", h.Version, h.Clang, fileIdentity(h.Path))
 }
 
 // hipccFallbacks are the places hipcc is looked for after the flag and

@@ -101,7 +101,7 @@ which each instance took; the manifest's "tuning" field records it.`,
 				if diags.HasErrors() {
 					return report(&diags, *asJSON)
 				}
-				if err := b.checkOnly(files); err != nil {
+				if err := checkOnly(b.only, files); err != nil {
 					return usageError("build", "%v", err)
 				}
 				if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -158,7 +158,7 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	stems := map[string]string{}
 	for _, l := range files {
-		if !b.wantsFile(l) {
+		if !wantsFile(b.only, l) {
 			continue
 		}
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
@@ -225,31 +225,31 @@ func (b *builder) wants(in *ir.Instance) bool {
 	return b.only == nil || slices.Contains(b.only, in.Name) || slices.Contains(b.only, in.Kernel.Name)
 }
 
-// wantsFile reports whether the build writes anything for file l: every
-// file without only, else those with a kernel or an instance it names.
-// (emit and emitReference skip the same files, so that their units pair
-// up.)
-func (b *builder) wantsFile(l *loaded) bool {
-	return b.only == nil || slices.ContainsFunc(l.prog.Kernels, func(k *ir.Kernel) bool { return slices.Contains(b.only, k.Name) }) ||
-		slices.ContainsFunc(l.prog.Instances, b.wants)
+// wantsFile reports whether a build limited to the names in only (all
+// where it is nil) writes anything for file l: whether l declares one of
+// them. (emit and emitReference skip the same files, so that their units
+// pair up.)
+func wantsFile(only []string, l *loaded) bool {
+	return only == nil || slices.ContainsFunc(only, l.declares)
 }
 
-// checkOnly returns an error for the first name in only that is neither
-// a kernel nor an instance of files, before anything is written.
-func (b *builder) checkOnly(files []*loaded) error {
-	var names []string
-	for _, l := range files {
-		for _, k := range l.prog.Kernels {
-			names = append(names, k.Name)
+// checkOnly returns an error for the first name in only that no file of
+// files declares, before anything is written.
+func checkOnly(only []string, files []*loaded) error {
+	for _, w := range only {
+		if slices.ContainsFunc(files, func(l *loaded) bool { return l.declares(w) }) {
+			continue
 		}
-		for _, in := range l.prog.Instances {
-			names = append(names, in.Name)
+		var names []string
+		for _, l := range files {
+			for _, k := range l.prog.Kernels {
+				names = append(names, k.Name)
+			}
+			for _, in := range l.prog.Instances {
+				names = append(names, in.Name)
+			}
 		}
-	}
-	for _, w := range b.only {
-		if !slices.Contains(names, w) {
-			return fmt.Errorf("--kernel: no instance or kernel %q in the files given%s", w, closest(w, names))
-		}
+		return fmt.Errorf("--kernel: no instance or kernel %q in the files given%s", w, closest(w, names))
 	}
 	return nil
 }
@@ -261,7 +261,7 @@ func (b *builder) checkOnly(files []*loaded) error {
 func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 	var units []*unit
 	for _, l := range files {
-		if !b.wantsFile(l) {
+		if !wantsFile(b.only, l) {
 			continue
 		}
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path)) + "__ref"

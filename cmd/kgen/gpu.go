@@ -62,7 +62,7 @@ func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, conf
 		return nil, report(&diags, false)
 	}
 	b := &builder{target: tgt, be: be, out: dir, config: config, tuned: tuned, only: only}
-	if err := b.checkOnly(loaded); err != nil {
+	if err := checkOnly(only, loaded); err != nil {
 		return nil, usageError(cmd, "%v", err)
 	}
 	if s.units, err = b.emit(loaded); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -144,19 +145,17 @@ func runsOn(t kgrt.Target, d kgrt.Device) string {
 // portability runs the whole matrix. It returns the exit status.
 func portability(ctx context.Context, targets []kgrt.Target, tools toolPaths, tuned *tunedConfigs, files, only []string, t *tester, timeIt bool, mdOut, jsonOut string) int {
 	var diags diag.List
-	loaded := loadFiles(files, &diags)
+	all := loadFiles(files, &diags)
 	if code := report(&diags, false); code != exitOK {
 		return code
 	}
-	for _, w := range only {
-		found := false
-		for _, l := range loaded {
-			found = found || l.declares(w)
-		}
-		if !found {
-			return usageError("test", "--kernel: no instance or kernel %q in the files given", w)
-		}
+	if err := checkOnly(only, all); err != nil {
+		return usageError("test", "%v", err)
 	}
+	// Files with none of the names are not built (wantsFile), so they
+	// leave the matrix: its rows and every target's units are the same
+	// files, in order.
+	loaded := slices.DeleteFunc(all, func(l *loaded) bool { return !wantsFile(only, l) })
 	dir, err := os.MkdirTemp("", "kgen-portability-")
 	if err != nil {
 		fmt.Fprintf(stderr, "kgen test: %v\n", err)

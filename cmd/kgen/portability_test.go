@@ -231,6 +231,19 @@ func TestPortabilityCompileOnly(t *testing.T) {
 	if text, err := os.ReadFile(md); err != nil || !strings.Contains(string(text), "| "+b+" | compiles") || strings.Contains(string(text), "Not run") {
 		t.Errorf("markdown (%v):\n%s", err, text)
 	}
+
+	// --kernel naming a kernel of the second file alone: the first is
+	// not built and leaves the matrix.
+	code, _, stderr = kgen(t, "test", "--target", "cuda:sm_80,cuda:sm_90", "--kernel", "rowsum", "--matrix-json", js, a, b)
+	if code != exitOK {
+		t.Fatalf("--kernel rowsum: exit %d\n%s", code, stderr)
+	}
+	if m, err = readMatrix(js); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Files) != 1 || m.Files[0].File != b || !m.Files[0].Cells["cuda:sm_90"].Compiles {
+		t.Errorf("--kernel rowsum: files %+v; want %s alone, compiling", m.Files, b)
+	}
 }
 
 // TestPortabilityKernel: a portability run takes --kernel as a single

@@ -17,9 +17,10 @@ import (
 // CompileCache keeps what successful compiles wrote and printed, so that
 // compiling the same source again with the same tool and flags copies
 // the outputs instead of running the tool: a build system rebuilding a
-// tree where one spec changed recompiles that spec alone. (kgen test,
-// bench and tune build in a new temporary directory each run, so their
-// sources' paths, and keys, differ from run to run.)
+// tree where one spec changed recompiles that spec alone. Sources in
+// scratch directories (kgen test's, bench's, tune's, a new one each run)
+// are compiled through a copy the cache keeps of their text (stage), so
+// that a later run writing the same text elsewhere hits it too.
 //
 // An entry's key hashes everything the outputs depend on: the tool's
 // fingerprint (its path, version and the size and time of the file that
@@ -241,6 +242,47 @@ func (c *CompileCache) Trim() error {
 		total -= e.size
 	}
 	return errors.Join(errs...)
+}
+
+// stage returns the path of a copy of source kept in the cache under a
+// name that its bytes give (the directory's) and a fixed base name with
+// source's extension, writing it there first where it is not. Compiles
+// of a source that lives in a scratch directory (kgen test's, bench's,
+// tune's) compile this copy instead, so that the same text compiles to
+// the same key wherever and under whatever name it was written.
+func (c *CompileCache) stage(source string) (string, error) {
+	text, err := os.ReadFile(source)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(text)
+	key := hex.EncodeToString(sum[:])
+	dir := c.entry(key) + ".src"
+	staged := filepath.Join(dir, "kernel"+filepath.Ext(source))
+	if b, err := os.ReadFile(staged); err == nil && string(b) == string(text) {
+		now := time.Now()
+		os.Chtimes(dir, now, now) // the copy's use, for trim
+		return staged, nil
+	}
+	os.RemoveAll(dir) // a damaged copy
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".new-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp) // nothing once renamed
+	if err := os.WriteFile(filepath.Join(tmp, filepath.Base(staged)), text, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		// Another process staged it first: that copy is as good.
+		if b, rerr := os.ReadFile(staged); rerr != nil || string(b) != string(text) {
+			return "", err
+		}
+	}
+	return staged, nil
 }
 
 // copyAtomic copies src to dst through a temporary file in dst's

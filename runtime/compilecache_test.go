@@ -137,6 +137,56 @@ func TestCompileCacheNVCC(t *testing.T) {
 	}
 }
 
+// TestCompileCacheScratch: sources in scratch directories compile
+// through the cache's copy of their text, so that the same text written
+// elsewhere under another name (kgen test's next run, a tuning
+// candidate met again) is a hit; the outputs keep their own names, and
+// the line tables name the copy.
+func TestCompileCacheScratch(t *testing.T) {
+	real := requireNVCC(t)
+	path, runs := countingTool(t, t.TempDir(), "nvcc", real.Path)
+	n, err := FindNVCC(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Cache = &CompileCache{Dir: t.TempDir(), MaxBytes: 1 << 30, TrimEvery: time.Hour}
+	tg := Target{Backend: "cuda", Arch: "sm_80"}
+	if err := n.SupportsTarget(tg); err != nil { // nvcc's one query, before the counts
+		t.Fatal(err)
+	}
+	var ptxs [2][]byte
+	for i, name := range []string{"first.cu", "second.cu"} {
+		src := writeSource(t, t.TempDir(), name, axpySource)
+		before := runs()
+		res, err := n.Compile(context.Background(), CompileJob{Source: src, Target: tg, OutDir: filepath.Dir(src), Defines: []string{"SCALE_TILE=64"}, Scratch: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 2 - 2*i; runs()-before != want || res.Cached != (i == 1) {
+			t.Errorf("%s: nvcc ran %d times, cached %v; want %d", name, runs()-before, res.Cached, want)
+		}
+		base := strings.TrimSuffix(src, ".cu")
+		if res.PTX != base+".sm_80.ptx" || res.Cubin != base+".sm_80.cubin" {
+			t.Errorf("%s: outputs %s and %s, want them named after it", name, res.PTX, res.Cubin)
+		}
+		if ptxs[i], err = os.ReadFile(res.PTX); err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(ptxs[i], []byte(src)) || !bytes.Contains(ptxs[i], []byte(n.Cache.Dir)) {
+			t.Errorf("%s: the PTX's line table names the scratch source, or not the cache's copy", name)
+		}
+	}
+	if !bytes.Equal(ptxs[0], ptxs[1]) {
+		t.Errorf("the two PTX differ")
+	}
+	// The same text compiled where it is (kgen build) is a compile of its own.
+	src := writeSource(t, t.TempDir(), "third.cu", axpySource)
+	before := runs()
+	if _, err := n.Compile(context.Background(), CompileJob{Source: src, Target: tg, OutDir: filepath.Dir(src), Defines: []string{"SCALE_TILE=64"}}); err != nil || runs()-before != 2 {
+		t.Errorf("not scratch: %v, nvcc ran %d times; want 2", err, runs()-before)
+	}
+}
+
 // TestCompileCacheHIP: hipcc's code objects come from the cache the
 // second time, the same bytes and resource usage, without running hipcc.
 func TestCompileCacheHIP(t *testing.T) {

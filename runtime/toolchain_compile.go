@@ -20,6 +20,13 @@ type CompileJob struct {
 	// Language, when set, is the source's language for nvcc's -x where
 	// its extension does not say it: "cu" for a HIP source (hip:nvidia).
 	Language string
+	// Scratch says that Source lives in a directory that goes away (kgen
+	// test's, bench's, tune's): with a cache, nvcc compiles the cache's
+	// copy of it (CompileCache.stage), whose path the outputs' line
+	// tables and the messages then name, so that the same text hits the
+	// cache wherever it was written. The outputs still go to OutDir under
+	// Source's name.
+	Scratch bool
 }
 
 // CompileResult is what a successful compile produced.
@@ -117,10 +124,15 @@ func (n *NVCC) Compile(ctx context.Context, job CompileJob) (*CompileResult, err
 	// The PTX already carries the line info; -Xptxas -v asks ptxas for
 	// the resource report.
 	cubinArgs := []string{"-cubin", arch, "-O3", "-Xptxas", "-v"}
-	key := ""
+	key, src := "", job.Source
 	if n.Cache != nil {
+		if job.Scratch {
+			if staged, err := n.Cache.stage(job.Source); err == nil {
+				src = staged
+			}
+		}
 		args := append(append(append([]string{"ptx"}, ptxArgs...), "cubin"), cubinArgs...)
-		if k, err := compileKey(n.Fingerprint(), args, job.Source); err == nil {
+		if k, err := compileKey(n.Fingerprint(), args, src); err == nil {
 			key = k
 			if logs, ok := n.Cache.fetch(key, []string{res.PTX, res.Cubin}, 2); ok {
 				res.Cached = true
@@ -131,7 +143,7 @@ func (n *NVCC) Compile(ctx context.Context, job CompileJob) (*CompileResult, err
 			}
 		}
 	}
-	ptxLog, err := n.produce(ctx, res.PTX, append(ptxArgs, job.Source))
+	ptxLog, err := n.produce(ctx, res.PTX, append(ptxArgs, src))
 	res.Log = ptxLog
 	if err != nil {
 		return fail(res.Log, err)

@@ -141,6 +141,9 @@ type HIPCompileJob struct {
 	Source string // path of the .hip file
 	Target Target // hip:gfx90a, ...
 	OutDir string // where the code object goes; created if missing
+	// Scratch: Source lives in a directory that goes away (as
+	// CompileJob.Scratch).
+	Scratch bool
 }
 
 // HIPCompileResult is what a successful compile produced.
@@ -196,9 +199,14 @@ func (h *HIPCC) Compile(ctx context.Context, job HIPCompileJob) (*HIPCompileResu
 	base := strings.TrimSuffix(filepath.Base(job.Source), filepath.Ext(job.Source)) + "." + job.Target.Arch
 	out := filepath.Join(job.OutDir, base+".hsaco")
 	flags := []string{"--genco", "--offload-arch=" + job.Target.Arch, "-O3", "-std=c++17", "-Rpass-analysis=kernel-resource-usage"}
-	key := ""
+	key, src := "", job.Source
 	if h.Cache != nil {
-		if k, err := compileKey(h.Fingerprint(), append(slices.Clone(hipEnv), flags...), job.Source); err == nil {
+		if job.Scratch {
+			if staged, err := h.Cache.stage(job.Source); err == nil {
+				src = staged
+			}
+		}
+		if k, err := compileKey(h.Fingerprint(), append(slices.Clone(hipEnv), flags...), src); err == nil {
 			key = k
 			if logs, ok := h.Cache.fetch(key, []string{out}, 1); ok {
 				return h.result(out, logs[0], true), nil
@@ -212,7 +220,7 @@ func (h *HIPCC) Compile(ctx context.Context, job HIPCompileJob) (*HIPCompileResu
 	tmpName := tmp.Name()
 	tmp.Close()
 	defer os.Remove(tmpName) // a no-op once renamed
-	args := append(slices.Clone(flags), "-o", tmpName, job.Source)
+	args := append(slices.Clone(flags), "-o", tmpName, src)
 	o, err := runToolEnv(ctx, hipEnv, h.Path, args...)
 	log := o.Stderr + o.Stdout
 	fail := func(err error) (*HIPCompileResult, error) {

@@ -93,7 +93,7 @@ func (b *cudaBackend) toolchain() string               { return "nvcc " + b.nvcc
 func (b *cudaBackend) compile(ctx context.Context, units []*unit, jobs int, verbose bool, diags *diag.List) {
 	var cjobs []kgrt.CompileJob
 	for _, u := range units {
-		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.target, OutDir: filepath.Dir(u.source)})
+		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.target, OutDir: filepath.Dir(u.source), Scratch: u.scratch})
 	}
 	results, errs := b.nvcc.CompileAll(ctx, cjobs, jobs)
 	for i, u := range units {

@@ -70,7 +70,7 @@ func (b *hipBackend) compile(ctx context.Context, units []*unit, jobs int, verbo
 	}
 	var hjobs []kgrt.HIPCompileJob
 	for _, u := range units {
-		hjobs = append(hjobs, kgrt.HIPCompileJob{Source: u.source, Target: b.target, OutDir: filepath.Dir(u.source)})
+		hjobs = append(hjobs, kgrt.HIPCompileJob{Source: u.source, Target: b.target, OutDir: filepath.Dir(u.source), Scratch: u.scratch})
 	}
 	results, errs := b.hipcc.CompileAll(ctx, hjobs, jobs)
 	for i, u := range units {
@@ -90,7 +90,7 @@ func (b *hipBackend) compile(ctx context.Context, units []*unit, jobs int, verbo
 func (b *hipBackend) compileNvidia(ctx context.Context, units []*unit, jobs int, verbose bool, diags *diag.List) {
 	var cjobs []kgrt.CompileJob
 	for _, u := range units {
-		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.cudaTarget(), OutDir: filepath.Dir(u.source), Language: "cu"})
+		cjobs = append(cjobs, kgrt.CompileJob{Source: u.source, Target: b.cudaTarget(), OutDir: filepath.Dir(u.source), Language: "cu", Scratch: u.scratch})
 	}
 	results, errs := b.nvcc.CompileAll(ctx, cjobs, jobs)
 	for i, u := range units {

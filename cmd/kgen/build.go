@@ -141,6 +141,8 @@ type builder struct {
 	// kernel's symbolic plan and its instances), and the reference
 	// kernels of their kernels: kgen bench and kgen test --kernel.
 	only []string
+	// scratch: out is a directory that goes away (unit.scratch).
+	scratch bool
 }
 
 // unit is one source file's output.
@@ -151,6 +153,10 @@ type unit struct {
 	plans    []*lower.Plan
 	manifest *lower.Manifest
 	binary   string // what the runner loads, set once compiled
+	// scratch: source is in a directory that goes away (kgen test's,
+	// bench's, tune's), so its compile goes through the compile cache's
+	// copy of it (kgrt.CompileJob.Scratch).
+	scratch bool
 }
 
 // emit plans and writes the source of every file.
@@ -166,7 +172,7 @@ func (b *builder) emit(files []*loaded) ([]*unit, error) {
 			return nil, fmt.Errorf("%s and %s would both write %s%s; build them into different directories", prev, l.path, stem, b.be.ext())
 		}
 		stems[stem] = l.path
-		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
+		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext()), scratch: b.scratch}
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		symbols := map[string]string{}
 		add := func(k *ir.Kernel, env *ir.Env, name string) error {
@@ -265,7 +271,7 @@ func (b *builder) emitReference(files []*loaded) ([]*unit, error) {
 			continue
 		}
 		stem := strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path)) + "__ref"
-		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext())}
+		u := &unit{file: l, stem: stem, source: filepath.Join(b.out, stem+b.be.ext()), scratch: b.scratch}
 		u.manifest = &lower.Manifest{Kgen: Version, Target: b.target.String(), Source: stem + b.be.ext(), Kernels: []lower.ManifestKernel{}}
 		for _, k := range l.prog.Kernels {
 			if b.only != nil && !slices.Contains(b.only, k.Name) && !slices.ContainsFunc(l.prog.Instances, func(in *ir.Instance) bool {

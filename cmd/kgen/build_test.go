@@ -362,11 +362,11 @@ func TestBuildKernelFlag(t *testing.T) {
 	}
 }
 
-// TestBuildCompileCache builds a file twice into one directory, as a
-// build system does, with an nvcc that logs its compiles: the second
-// build compiles nothing, and writes the same cubins, manifest and -v
-// notes; KGEN_COMPILE_CACHE=off compiles again.
-func TestBuildCompileCache(t *testing.T) {
+// countingNVCC writes a script that runs the machine's nvcc and logs
+// each of its compiles (runs with -ptx or -cubin), and returns the
+// script's path and a function that counts the compiles so far.
+func countingNVCC(t *testing.T) (string, func() int) {
+	t.Helper()
 	needNVCC(t)
 	real, err := kgrt.FindNVCC("")
 	if err != nil {
@@ -378,10 +378,18 @@ func TestBuildCompileCache(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	compiles := func() int {
+	return wrapper, func() int {
 		b, _ := os.ReadFile(logPath)
 		return strings.Count(string(b), "\n")
 	}
+}
+
+// TestBuildCompileCache builds a file twice into one directory, as a
+// build system does, with an nvcc that logs its compiles: the second
+// build compiles nothing, and writes the same cubins, manifest and -v
+// notes; KGEN_COMPILE_CACHE=off compiles again.
+func TestBuildCompileCache(t *testing.T) {
+	wrapper, compiles := countingNVCC(t)
 	t.Setenv("KGEN_COMPILE_CACHE", t.TempDir())
 	out := t.TempDir()
 	build := func() (notes string, files map[string][]byte, ran int) {
@@ -393,6 +401,7 @@ func TestBuildCompileCache(t *testing.T) {
 		}
 		files = map[string][]byte{}
 		for _, name := range []string{"softmax.sm_80.cubin", "softmax.manifest.json", "rmsnorm.sm_80.cubin", "rmsnorm.sm_80.ptx"} {
+			var err error
 			if files[name], err = os.ReadFile(filepath.Join(out, name)); err != nil {
 				t.Fatal(err)
 			}
@@ -418,6 +427,25 @@ func TestBuildCompileCache(t *testing.T) {
 	t.Setenv("KGEN_COMPILE_CACHE", "off")
 	if _, _, ran := build(); ran != 4 {
 		t.Errorf("KGEN_COMPILE_CACHE=off: %d nvcc compiles, want 4", ran)
+	}
+}
+
+// TestScratchCompileCache runs kgen test's portability run twice
+// (compile only where there is no GPU): each run builds in a directory
+// of its own that goes away, and the second compiles nothing, its
+// sources' text met before through the cache's copies.
+func TestScratchCompileCache(t *testing.T) {
+	wrapper, compiles := countingNVCC(t)
+	t.Setenv("KGEN_COMPILE_CACHE", t.TempDir())
+	spec := writeFile(t, t.TempDir(), "rowsum.kg", "kernel rowsum<M, N>(X: f32[M, N]) -> (Y: f32[M]) {\n  Y[i] = sum[j](X[i, j])\n}\ninstance rowsum_small = rowsum<M = 3, N = 5>\n")
+	for i, want := range []int{8, 0} { // PTX and cubin of the file and its references, for two targets
+		before := compiles()
+		if code, _, errText := kgen(t, "test", "--nvcc", wrapper, "--target", "cuda:sm_80,cuda:sm_90", spec); code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s", i, code, errText)
+		}
+		if got := compiles() - before; got != want {
+			t.Errorf("run %d: %d nvcc compiles, want %d", i, got, want)
+		}
 	}
 }
 

@@ -61,7 +61,7 @@ func openGPU(ctx context.Context, cmd, target, out string, tools toolPaths, conf
 	if diags.HasErrors() {
 		return nil, report(&diags, false)
 	}
-	b := &builder{target: tgt, be: be, out: dir, config: config, tuned: tuned, only: only}
+	b := &builder{target: tgt, be: be, out: dir, config: config, tuned: tuned, only: only, scratch: out == ""}
 	if err := checkOnly(only, loaded); err != nil {
 		return nil, usageError(cmd, "%v", err)
 	}

@@ -354,7 +354,7 @@ func (pt *portTarget) build(ctx context.Context, loaded []*loaded, tuned *tunedC
 		}
 		return
 	}
-	b := &builder{target: pt.tgt, be: pt.be, out: dir, tuned: tuned, only: only}
+	b := &builder{target: pt.tgt, be: pt.be, out: dir, tuned: tuned, only: only, scratch: true}
 	var err error
 	if pt.units, err = b.emit(loaded); err == nil {
 		pt.refs, err = b.emitReference(loaded)

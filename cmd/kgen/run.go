@@ -102,7 +102,7 @@ func runOnGPU(file *loaded, k *ir.Kernel, inst *ir.Instance, env *ir.Env, inputs
 	}
 	defer os.RemoveAll(dir)
 	u := &unit{file: file, stem: p.Name, source: filepath.Join(dir, p.Name+be.ext()), plans: []*lower.Plan{p},
-		manifest: &lower.Manifest{Kgen: Version, Target: tgt.String(), Source: p.Name + be.ext()}}
+		manifest: &lower.Manifest{Kgen: Version, Target: tgt.String(), Source: p.Name + be.ext()}, scratch: true}
 	if err := writeFileAtomic(u.source, be.emit(u.plans), 0o644); err != nil {
 		return nil, err
 	}

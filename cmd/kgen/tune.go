@@ -813,7 +813,7 @@ func (s *tuneSession) referenceKernels(ctx context.Context, f *loaded) (*unit, e
 	if ref := s.refs[f]; ref != nil {
 		return ref, nil
 	}
-	b := &builder{target: s.tgt, be: s.be, out: s.dir}
+	b := &builder{target: s.tgt, be: s.be, out: s.dir, scratch: true}
 	units, err := b.emitReference([]*loaded{f})
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ func (e *candidateEval) Compile(ctx context.Context, cands []lower.Config) []err
 		e.n++
 		stem := fmt.Sprintf("%s_l%d_c%d", e.inst.Name, e.launch, e.n)
 		e.mu.Unlock()
-		u := &unit{file: e.file, stem: stem, source: filepath.Join(e.dir, stem+e.be.ext()), plans: []*lower.Plan{p}, manifest: &lower.Manifest{}}
+		u := &unit{file: e.file, stem: stem, source: filepath.Join(e.dir, stem+e.be.ext()), plans: []*lower.Plan{p}, manifest: &lower.Manifest{}, scratch: true}
 		if err := writeFileAtomic(u.source, e.be.emit(u.plans), 0o644); err != nil {
 			errs[i] = err
 			continue

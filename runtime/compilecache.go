@@ -185,20 +185,21 @@ func (c *CompileCache) maybeTrim() {
 	c.Trim()
 }
 
-// Trim removes the entries used longest ago until the cache holds no
-// more than three quarters of MaxBytes, where it holds more than
-// MaxBytes.
-func (c *CompileCache) Trim() error {
-	type ent struct {
-		path string
-		size int64
-		used time.Time
-	}
-	var ents []ent
+// cacheEntry is an entry (a compile's outputs and logs, or a source's
+// staged copy) as scan finds it.
+type cacheEntry struct {
+	path string
+	size int64
+	used time.Time
+}
+
+// scan lists the cache's entries, and their bytes in all.
+func (c *CompileCache) scan() ([]cacheEntry, int64, error) {
+	var ents []cacheEntry
 	var total int64
 	shards, err := os.ReadDir(c.Dir)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	for _, s := range shards {
 		if !s.IsDir() || len(s.Name()) != 2 {
@@ -213,7 +214,7 @@ func (c *CompileCache) Trim() error {
 			if err != nil || !k.IsDir() || k.Name()[0] == '.' {
 				continue
 			}
-			e := ent{path: filepath.Join(c.Dir, s.Name(), k.Name()), used: info.ModTime()}
+			e := cacheEntry{path: filepath.Join(c.Dir, s.Name(), k.Name()), used: info.ModTime()}
 			filepath.WalkDir(e.path, func(_ string, d fs.DirEntry, err error) error {
 				if err == nil && !d.IsDir() {
 					if fi, err := d.Info(); err == nil {
@@ -225,6 +226,33 @@ func (c *CompileCache) Trim() error {
 			ents = append(ents, e)
 			total += e.size
 		}
+	}
+	return ents, total, nil
+}
+
+// Usage reports how many compiles the cache keeps and how many bytes it
+// holds (with the staged sources). A cache whose directory does not
+// exist yet holds nothing.
+func (c *CompileCache) Usage() (compiles int, bytes int64, err error) {
+	ents, total, err := c.scan()
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	for _, e := range ents {
+		if filepath.Ext(e.path) != ".src" {
+			compiles++
+		}
+	}
+	return compiles, total, err
+}
+
+// Trim removes the entries used longest ago until the cache holds no
+// more than three quarters of MaxBytes, where it holds more than
+// MaxBytes.
+func (c *CompileCache) Trim() error {
+	ents, total, err := c.scan()
+	if err != nil {
+		return err
 	}
 	if total <= c.MaxBytes {
 		return nil

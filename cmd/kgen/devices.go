@@ -66,6 +66,32 @@ type machineReport struct {
 	Toolchains []toolReport     `json:"toolchains"`
 	Ceilings   *ceilings        `json:"ceilings,omitempty"` // with --measure
 	Warnings   []string         `json:"warnings,omitempty"`
+	// CompileCache is where nvcc's and hipcc's outputs are kept
+	// (runtime.DefaultCompileCache) and what it holds.
+	CompileCache cacheReport `json:"compile_cache"`
+}
+
+// cacheReport is the compile cache: its directory and what it holds, or
+// off (KGEN_COMPILE_CACHE=off, or no cache directory on this machine).
+type cacheReport struct {
+	Off      bool   `json:"off,omitempty"`
+	Dir      string `json:"dir,omitempty"`
+	Compiles int    `json:"compiles"`
+	Bytes    int64  `json:"bytes"`
+	Error    string `json:"error,omitempty"`
+}
+
+func compileCacheReport() cacheReport {
+	c := runtime.DefaultCompileCache()
+	if c == nil {
+		return cacheReport{Off: true}
+	}
+	r := cacheReport{Dir: c.Dir}
+	var err error
+	if r.Compiles, r.Bytes, err = c.Usage(); err != nil {
+		r.Error = err.Error()
+	}
+	return r
 }
 
 // toolReport is one tool or Python module: found with a version, or not
@@ -123,6 +149,7 @@ func probeMachine(ctx context.Context, nvccFlag string) *machineReport {
 	}()
 	wg.Wait()
 	r.Toolchains = append(append([]toolReport{nvccRep}, pyReps...), hipRep)
+	r.CompileCache = compileCacheReport()
 	if nvcc != nil {
 		r.Warnings = compatibility(nvcc, r.GPUs)
 	}
@@ -244,6 +271,16 @@ func (r *machineReport) print(w io.Writer) {
 			line += t.Detail
 		}
 		fmt.Fprintf(tw, "%s\n", line)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nCaches\n")
+	switch c := r.CompileCache; {
+	case c.Off:
+		fmt.Fprintf(tw, "  compile\toff\t(%s=off, or no cache directory here)\n", runtime.CompileCacheEnv)
+	case c.Error != "":
+		fmt.Fprintf(tw, "  compile\t%s\t%s\n", c.Dir, c.Error)
+	default:
+		fmt.Fprintf(tw, "  compile\t%s\t%d compiles, %.1f MiB (%s sets the directory, or off)\n", c.Dir, c.Compiles, float64(c.Bytes)/(1<<20), runtime.CompileCacheEnv)
 	}
 	tw.Flush()
 	if c := r.Ceilings; c != nil {

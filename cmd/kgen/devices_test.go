@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	kgrt "kgen.dev/kgen/runtime"
 )
 
 func TestDevicesCommand(t *testing.T) {
@@ -108,5 +110,44 @@ func TestDevicesMeasure(t *testing.T) {
 		if p.TFLOPs <= 0 || (p.Unit != "f32" && p.TFLOPs <= f32) {
 			t.Errorf("peak %s: want a positive rate above f32's %g", p, f32)
 		}
+	}
+}
+
+// TestDevicesCompileCache: kgen devices says where the compile cache is
+// and what it holds: nothing in a new one, one compile after a build of
+// one spec (where nvcc is here), and off where KGEN_COMPILE_CACHE says so.
+func TestDevicesCompileCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("KGEN_COMPILE_CACHE", cache)
+	report := func() cacheReport {
+		t.Helper()
+		code, out, errText := kgen(t, "devices", "--json")
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, errText)
+		}
+		var r machineReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		return r.CompileCache
+	}
+	if c := report(); c.Dir != cache || c.Off || c.Compiles != 0 || c.Bytes != 0 {
+		t.Errorf("a new cache: %+v, want %s holding nothing", c, cache)
+	}
+	if _, err := kgrt.FindNVCC(""); err == nil {
+		spec := writeFile(t, t.TempDir(), "scale.kg", "kernel scale<N>(X: f32[N]) -> (Y: f32[N]) {\n  Y[i] = 2.0 * X[i]\n}\n")
+		if code, _, errText := kgen(t, "build", "--target", "cuda:sm_80", "-o", t.TempDir(), spec); code != exitOK {
+			t.Fatalf("build: exit %d\n%s", code, errText)
+		}
+		if c := report(); c.Compiles != 1 || c.Bytes <= 0 {
+			t.Errorf("after one build: %+v, want one compile of some bytes", c)
+		}
+	}
+	t.Setenv("KGEN_COMPILE_CACHE", "off")
+	if c := report(); !c.Off || c.Dir != "" {
+		t.Errorf("KGEN_COMPILE_CACHE=off: %+v, want off", c)
+	}
+	if code, text, _ := kgen(t, "devices"); code != exitOK || !strings.Contains(text, "Caches\n  compile  off") {
+		t.Errorf("the text form does not say the cache is off:\n%s", text)
 	}
 }

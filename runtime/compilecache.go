@@ -101,8 +101,9 @@ func (c *CompileCache) entry(key string) string {
 
 // fetch copies the outputs of entry key to outs (each through a
 // temporary file renamed into place) and returns the logs kept with
-// them; ok is false, and nothing is written, where the entry is missing
-// or incomplete.
+// them. ok is false where the entry is missing or damaged (nothing is
+// written then) or a copy fails (the compile that follows writes every
+// output again).
 func (c *CompileCache) fetch(key string, outs []string, logs int) (kept []string, ok bool) {
 	if c == nil {
 		return nil, false

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -315,8 +316,12 @@ func (c *CompileCache) stage(source string) (string, error) {
 }
 
 // copyAtomic copies src to dst through a temporary file in dst's
-// directory renamed into place.
+// directory renamed into place; a dst that holds src's bytes already is
+// left as it is, its time too (see cmd/kgen's writeFileAtomic).
 func copyAtomic(src, dst string) error {
+	if same, err := sameBytes(src, dst); err == nil && same {
+		return nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.tmp")
 	if err != nil {
 		return err
@@ -328,6 +333,27 @@ func copyAtomic(src, dst string) error {
 		return err
 	}
 	return os.Rename(name, dst)
+}
+
+// sameBytes reports whether files a and b hold the same bytes.
+func sameBytes(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil || !sb.Mode().IsRegular() || sa.Size() != sb.Size() {
+		return false, err
+	}
+	ba, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	bb, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(ba, bb), nil
 }
 
 func copyFile(src, dst string) error {

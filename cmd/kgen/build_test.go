@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"kgen.dev/kgen/diag"
 	"kgen.dev/kgen/frontend"
@@ -386,8 +387,8 @@ func countingNVCC(t *testing.T) (string, func() int) {
 
 // TestBuildCompileCache builds a file twice into one directory, as a
 // build system does, with an nvcc that logs its compiles: the second
-// build compiles nothing, and writes the same cubins, manifest and -v
-// notes; KGEN_COMPILE_CACHE=off compiles again.
+// build compiles nothing, leaves every output as it was (times too), and
+// prints the same -v notes; KGEN_COMPILE_CACHE=off compiles again.
 func TestBuildCompileCache(t *testing.T) {
 	wrapper, compiles := countingNVCC(t)
 	t.Setenv("KGEN_COMPILE_CACHE", t.TempDir())
@@ -412,9 +413,26 @@ func TestBuildCompileCache(t *testing.T) {
 	if ran1 != 4 {
 		t.Fatalf("first build: %d nvcc compiles, want 4 (PTX and cubin of two files)", ran1)
 	}
+	// Every output an hour old: the second build, which changes none of
+	// them, must leave their times as they are (ninja's restat).
+	outputs, _ := filepath.Glob(filepath.Join(out, "*"))
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for _, o := range outputs {
+		if err := os.Chtimes(o, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	notes2, files2, ran2 := build()
 	if ran2 != 0 {
 		t.Errorf("the same build again: %d nvcc compiles, want none", ran2)
+	}
+	for _, o := range outputs {
+		if st, err := os.Stat(o); err != nil || !st.ModTime().Equal(old) {
+			t.Errorf("%s was written again by a build that did not change it", filepath.Base(o))
+		}
+	}
+	if len(outputs) != 8 {
+		t.Errorf("outputs %q, want the source, manifest, PTX and cubin of two files", outputs)
 	}
 	if notes1 != notes2 || !strings.Contains(notes1, "registers") {
 		t.Errorf("-v notes differ or name no registers:\n%s\n----\n%s", notes1, notes2)

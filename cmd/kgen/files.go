@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -18,8 +19,14 @@ func writeJSON(path string, v any) error {
 
 // writeFileAtomic writes a file, new or not, through a temporary file in
 // the same directory and a rename: readers see the old file or the whole
-// new one, never a part.
+// new one, never a part. A file that already holds data, with mode, is
+// left as it is, its time too, so that a build system that compares
+// outputs' times (ninja's restat) rebuilds nothing downstream of an
+// output that did not change.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	if sameFile(path, data, mode) {
+		return nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".kgen-*")
 	if err != nil {
 		return err
@@ -40,6 +47,17 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// sameFile reports whether path is a regular file holding data with
+// mode's permissions.
+func sameFile(path string, data []byte, mode os.FileMode) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != mode.Perm() || st.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, data)
 }
 
 // specFiles expands args for the commands that take DIR|FILE: a directory

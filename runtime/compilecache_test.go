@@ -30,16 +30,13 @@ func countingTool(t *testing.T, dir, name, real string) (string, func() int) {
 	}
 }
 
-// TestCompileCacheNVCC compiles through a cache with an nvcc that counts
-// its runs: a second compile of the same source at the same path runs
-// no nvcc and writes the same bytes, resources and warnings; a change of
-// the source's bytes, of a define, or of its directory (whose path the
-// PTX carries) compiles again; a damaged entry is compiled and stored
-// again; and a failed compile is not kept.
-func TestCompileCacheNVCC(t *testing.T) {
+// cachedNVCC is the machine's nvcc run through countingTool, with a new
+// cache, and the target the tests compile for (nvcc already asked
+// whether it can, so that the counts are compiles alone).
+func cachedNVCC(t *testing.T) (*NVCC, func() int, Target) {
+	t.Helper()
 	real := requireNVCC(t)
-	tools := t.TempDir()
-	path, runs := countingTool(t, tools, "nvcc", real.Path)
+	path, runs := countingTool(t, t.TempDir(), "nvcc", real.Path)
 	n, err := FindNVCC(path)
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +46,17 @@ func TestCompileCacheNVCC(t *testing.T) {
 	if err := n.SupportsTarget(tg); err != nil {
 		t.Fatal(err)
 	}
+	return n, runs, tg
+}
+
+// TestCompileCacheNVCC compiles through a cache with an nvcc that counts
+// its runs: a second compile of the same source at the same path runs
+// no nvcc and writes the same bytes, resources and warnings; a change of
+// the source's bytes, of a define, or of its directory (whose path the
+// PTX carries) compiles again; a damaged entry is compiled and stored
+// again; and a failed compile is not kept.
+func TestCompileCacheNVCC(t *testing.T) {
+	n, runs, tg := cachedNVCC(t)
 	ctx := context.Background()
 	dirA, dirB := t.TempDir(), t.TempDir()
 	// A variable declared and never used: nvcc's front end warns of it,
@@ -143,17 +151,7 @@ func TestCompileCacheNVCC(t *testing.T) {
 // candidate met again) is a hit; the outputs keep their own names, and
 // the line tables name the copy.
 func TestCompileCacheScratch(t *testing.T) {
-	real := requireNVCC(t)
-	path, runs := countingTool(t, t.TempDir(), "nvcc", real.Path)
-	n, err := FindNVCC(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.Cache = &CompileCache{Dir: t.TempDir(), MaxBytes: 1 << 30, TrimEvery: time.Hour}
-	tg := Target{Backend: "cuda", Arch: "sm_80"}
-	if err := n.SupportsTarget(tg); err != nil { // nvcc's one query, before the counts
-		t.Fatal(err)
-	}
+	n, runs, tg := cachedNVCC(t)
 	var ptxs [2][]byte
 	for i, name := range []string{"first.cu", "second.cu"} {
 		src := writeSource(t, t.TempDir(), name, axpySource)

@@ -10,7 +10,9 @@ import (
 	kgrt "kgen.dev/kgen/runtime"
 )
 
-func TestDevicesCommand(t *testing.T) {
+// devicesJSON runs kgen devices --json and reads its report.
+func devicesJSON(t *testing.T) machineReport {
+	t.Helper()
 	code, out, errText := kgen(t, "devices", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errText)
@@ -19,6 +21,11 @@ func TestDevicesCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
+	return r
+}
+
+func TestDevicesCommand(t *testing.T) {
+	r := devicesJSON(t)
 	if len(r.GPUs) == 0 && r.GPUError == "" {
 		t.Errorf("no GPUs and no reason: %+v", r)
 	}
@@ -119,18 +126,7 @@ func TestDevicesMeasure(t *testing.T) {
 func TestDevicesCompileCache(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("KGEN_COMPILE_CACHE", cache)
-	report := func() cacheReport {
-		t.Helper()
-		code, out, errText := kgen(t, "devices", "--json")
-		if code != exitOK {
-			t.Fatalf("exit %d: %s", code, errText)
-		}
-		var r machineReport
-		if err := json.Unmarshal([]byte(out), &r); err != nil {
-			t.Fatalf("not JSON: %v\n%s", err, out)
-		}
-		return r.CompileCache
-	}
+	report := func() cacheReport { t.Helper(); return devicesJSON(t).CompileCache }
 	if c := report(); c.Dir != cache || c.Off || c.Compiles != 0 || c.Bytes != 0 {
 		t.Errorf("a new cache: %+v, want %s holding nothing", c, cache)
 	}

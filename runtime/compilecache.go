@@ -44,6 +44,10 @@ type CompileCache struct {
 	TrimEvery time.Duration
 }
 
+// stagedSuffix ends the name of an entry that holds a staged source
+// (stage) rather than a compile's outputs.
+const stagedSuffix = ".src"
+
 // compileCacheVersion changes when the layout of an entry does.
 const compileCacheVersion = "kgen compile cache 1"
 
@@ -150,28 +154,43 @@ func (c *CompileCache) store(key string, outs, logs []string) {
 	if _, err := os.Stat(final); err == nil {
 		return
 	}
+	err := publishDir(final, func(tmp string) error {
+		for i, out := range outs {
+			if err := copyFile(out, filepath.Join(tmp, "out"+strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+		for i, l := range logs {
+			if err := os.WriteFile(filepath.Join(tmp, "log"+strconv.Itoa(i)), []byte(l), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return // unwritable, or another process stored it first
+	}
+	c.maybeTrim()
+}
+
+// publishDir makes directory final whole: fill writes its files into a
+// new temporary directory beside it, which is then renamed to final, so
+// that no process sharing the cache sees it half written. It fails where
+// fill does, or where final exists already (another process published
+// it first).
+func publishDir(final string, fill func(tmp string) error) error {
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return
+		return err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(final), ".new-")
 	if err != nil {
-		return
+		return err
 	}
 	defer os.RemoveAll(tmp) // nothing once renamed
-	for i, out := range outs {
-		if copyFile(out, filepath.Join(tmp, "out"+strconv.Itoa(i))) != nil {
-			return
-		}
+	if err := fill(tmp); err != nil {
+		return err
 	}
-	for i, l := range logs {
-		if os.WriteFile(filepath.Join(tmp, "log"+strconv.Itoa(i)), []byte(l), 0o644) != nil {
-			return
-		}
-	}
-	if os.Rename(tmp, final) != nil {
-		return // another process stored it first
-	}
-	c.maybeTrim()
+	return os.Rename(tmp, final)
 }
 
 // maybeTrim trims the cache where it was last trimmed more than
@@ -241,7 +260,7 @@ func (c *CompileCache) Usage() (compiles int, bytes int64, err error) {
 		return 0, 0, nil
 	}
 	for _, e := range ents {
-		if filepath.Ext(e.path) != ".src" {
+		if filepath.Ext(e.path) != stagedSuffix {
 			compiles++
 		}
 	}
@@ -287,7 +306,7 @@ func (c *CompileCache) stage(source string) (string, error) {
 	}
 	sum := sha256.Sum256(text)
 	key := hex.EncodeToString(sum[:])
-	dir := c.entry(key) + ".src"
+	dir := c.entry(key) + stagedSuffix
 	staged := filepath.Join(dir, "kernel"+filepath.Ext(source))
 	if b, err := os.ReadFile(staged); err == nil && string(b) == string(text) {
 		now := time.Now()
@@ -295,18 +314,10 @@ func (c *CompileCache) stage(source string) (string, error) {
 		return staged, nil
 	}
 	os.RemoveAll(dir) // a damaged copy
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".new-")
+	err = publishDir(dir, func(tmp string) error {
+		return os.WriteFile(filepath.Join(tmp, filepath.Base(staged)), text, 0o644)
+	})
 	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp) // nothing once renamed
-	if err := os.WriteFile(filepath.Join(tmp, filepath.Base(staged)), text, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
 		// Another process staged it first: that copy is as good.
 		if b, rerr := os.ReadFile(staged); rerr != nil || string(b) != string(text) {
 			return "", err

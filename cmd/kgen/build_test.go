@@ -32,12 +32,15 @@ func missingTool(t *testing.T, why string) {
 	t.Skip(why)
 }
 
-// needNVCC skips a test without nvcc (see missingTool).
-func needNVCC(t *testing.T) {
+// needNVCC skips a test without nvcc (see missingTool), and returns the
+// nvcc it found.
+func needNVCC(t *testing.T) *kgrt.NVCC {
 	t.Helper()
-	if _, err := kgrt.FindNVCC(""); err != nil {
+	n, err := kgrt.FindNVCC("")
+	if err != nil {
 		missingTool(t, fmt.Sprintf("no nvcc: %v", err))
 	}
+	return n
 }
 
 // TestBuildExamples compiles every example for sm_80 and sm_90 and checks
@@ -368,11 +371,7 @@ func TestBuildKernelFlag(t *testing.T) {
 // script's path and a function that counts the compiles so far.
 func countingNVCC(t *testing.T) (string, func() int) {
 	t.Helper()
-	needNVCC(t)
-	real, err := kgrt.FindNVCC("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	real := needNVCC(t)
 	tools := t.TempDir()
 	wrapper, logPath := filepath.Join(tools, "nvcc"), filepath.Join(tools, "runs")
 	script := "#!/bin/sh\ncase \"$*\" in *-ptx*|*-cubin*) echo \"$*\" >> '" + logPath + "';; esac\nexec '" + real.Path + "' \"$@\"\n"
@@ -491,11 +490,7 @@ type ptxOf struct{ ptx, log string }
 // test without nvcc (see missingTool).
 func compilePTX(t *testing.T, files ...string) map[string]ptxOf {
 	t.Helper()
-	needNVCC(t)
-	nvcc, err := kgrt.FindNVCC("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	nvcc := needNVCC(t)
 	out := t.TempDir()
 	code, _, errText := kgen(t, append([]string{"build", "--emit-only", "--db", "off", "--target", "cuda:sm_90", "-o", out}, files...)...)
 	if code != exitOK {

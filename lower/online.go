@@ -73,7 +73,8 @@ type Passes struct {
 // the probabilities' pass) from 62.91 to 103.23 us and CUDA's attention
 // probabilities over rows of 512 from 188.26 to 200.35, but Triton's
 // cross entropy over 512 rows of 32000 (its log-sum-exp then read once)
-// from 49.92 to 30.56.
+// from 49.92 to 30.56. (Triton's passes take the online pairs anyway,
+// AllPairs, since their update takes one exponential a point.)
 func OnePass(stmts []*ir.Stmt, rowDims int) (Passes, bool) {
 	ps := Passes{Online: onlineSums(stmts, rowDims), Centered: centeredSums(stmts, rowDims)}
 	passes := -len(ps.Online) - len(ps.Centered)
@@ -89,6 +90,19 @@ func OnePass(stmts []*ir.Stmt, rowDims int) (Passes, bool) {
 		return Passes{Centered: ps.Centered}, false
 	}
 	return ps, true
+}
+
+// AllPairs is every OnlineSum and CenteredSum pair among stmts (as
+// OnePass finds them), whether or not a pass over the rows remains. A
+// backend whose online update costs one exponential a point, the
+// exponential the sum's own pass takes, saves the max's pass with them:
+// on the H100 (testsuite/results/2026-12-07-h100-s43-softmax/), a Triton
+// softmax over 128 rows of 50257 f32, a program a row, took 36.54 us in
+// three passes (the max, the sum, the outputs) and 33.46 in two (the pair
+// online, then the outputs), where the update with two exponentials a
+// point had taken 62.91 -> 103.23 (s15-online).
+func AllPairs(stmts []*ir.Stmt, rowDims int) Passes {
+	return Passes{Online: onlineSums(stmts, rowDims), Centered: centeredSums(stmts, rowDims)}
 }
 
 // rowScope is where pairs are matched: the row's first rowDims indices,

@@ -51,11 +51,11 @@ func (e *emitter) rowReduce() {
 	}
 	// Rows streamed through blocks compute a max and its sum of shifted
 	// exponentials, or a sum and its squared deviations, in one pass
-	// where that leaves one pass (lower.OnePass); a row that fits a block
-	// is loaded once.
+	// (lower.AllPairs: a pass fewer, whether or not an outputs' pass
+	// remains); a row that fits a block is loaded once.
 	var pairs lower.Passes
 	if !fits {
-		pairs, _ = lower.OnePass(append(slices.Clone(l.Fused), s), l.RowDims)
+		pairs = lower.AllPairs(append(slices.Clone(l.Fused), s), l.RowDims)
 	}
 	e.online = map[*ir.Reduce]string{}
 	defer func() { e.online = nil }()
@@ -278,9 +278,14 @@ func (e *emitter) endStream() {
 
 // onlinePass renders an OnlineSum's max and sum of shifted exponentials
 // in one pass over a row that does not fit a block (see lower.OnlineSum),
-// returning the two values: each lane keeps a running max and sum, then
-// the lanes' maxima combine, and their sums rescaled to the row's. Lanes
-// past the row's end add nothing.
+// returning the two values: each lane keeps a running max m and sum s,
+// then the lanes' maxima combine, and their sums rescaled to the row's.
+// A lane's point x takes one exponential: above m, it rescales s by
+// exp(m - x) (a max of -inf so far: s is replaced) and adds its own
+// exp(x - x), 1, or NaN where x is +inf, as the unsplit sum's term is;
+// else it adds exp(x - m), which a -inf point while m is -inf makes NaN
+// until a finite max replaces the sum, as OnlineSum has it. Lanes past
+// the row's end add nothing; a NaN point makes m and s NaN.
 func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	t := p.Max.T
 	inf, zero := lower.Identity(ir.Max, t), lower.Identity(ir.Sum, t)
@@ -289,12 +294,13 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	e.line("%s = tl.full([BLOCK], %s, %s)", m, constant(inf), tlType(t))
 	e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
 	km := e.streamRow(p.Max.Axes)
-	x, nm := e.temp("ox"), e.temp("onm")
+	x, up, ex := e.temp("ox"), e.temp("oup"), e.temp("oe")
 	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Max.Body, km), typed(inf))
-	e.line("%s = %s", nm, combine(ir.Max, t, m, x))
-	// A new max rescales the sum so far (a max of -inf: replaces it).
-	e.line("%s = %s + tl.where(%s, tl.exp(%s - %s), %s)", s, rescaled(m, nm, s, inf, zero), km, x, nm, typed(zero))
-	e.line("%s = %s", m, nm)
+	e.line("%s = %s > %s", up, x, m)
+	e.line("%s = tl.exp(tl.where(%s, %s - %s, %s - %s))", ex, up, m, x, x, m)
+	e.line("%s = tl.where(%s, tl.where(%s == %s, %s, %s * %s) + (%s - %s + %s), %s + tl.where(%s, %s, %s))",
+		s, up, m, typed(inf), typed(zero), s, ex, x, x, typed(&ir.Const{T: t, F: 1}), s, km, ex, typed(zero))
+	e.line("%s = %s", m, combine(ir.Max, t, m, x))
 	e.endStream()
 	mx, sum = e.temp("red"), e.temp("red")
 	e.line("%s = %s", mx, reduceAxis(ir.Max, m, 0))

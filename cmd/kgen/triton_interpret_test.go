@@ -112,7 +112,10 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 // Triton's interpreter: rows that are no whole number of blocks and rows
 // that are, a softmax (max and shifted sum in one pass), a layer norm
 // (mean and squared deviations in one pass) and a sum, each followed by
-// an output pass that takes the row's blocks last first.
+// an output pass that takes the row's blocks last first; and softmaxes
+// whose online pass meets -inf points while a lane's max is still -inf
+// (the first 40 points of each row), and points that rise along the row,
+// each a new max that rescales its lane's sum.
 func TestTritonStreamedRowsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := writeFile(t, t.TempDir(), "streamed.kg", `
@@ -130,10 +133,20 @@ kernel center_96(X: f32[4, 96]) -> (Y: f32[4, 96]) {
   let s[r] = sum[d](X[r, d])
   Y[r, d] = X[r, d] - s[r] / 96
 }
+kernel masked_softmax_100(X: f32[5, 100]) -> (Y: f32[5, 100]) {
+  let mx[r] = max[d](d < 40 ? -inf : X[r, d])
+  let den[r] = sum[d](exp((d < 40 ? -inf : X[r, d]) - mx[r]))
+  Y[r, d] = exp((d < 40 ? -inf : X[r, d]) - mx[r]) / den[r]
+}
+kernel rising_softmax_90(X: f32[3, 90]) -> (Y: f32[3, 90]) {
+  let mx[r] = max[d](X[r, d] + f32(d) / 4.0)
+  let den[r] = sum[d](exp(X[r, d] + f32(d) / 4.0 - mx[r]))
+  Y[r, d] = exp(X[r, d] + f32(d) / 4.0 - mx[r]) / den[r]
+}
 `)
 	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", spec)...)
 	summary := lastLine(out)
-	if code != 0 || !strings.HasPrefix(summary, "6 plans: 6 passed") {
+	if code != 0 || !strings.HasPrefix(summary, "10 plans: 10 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
 }
@@ -198,12 +211,14 @@ func TestTritonOnlineInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/cuda/testdata/online.kg"
 	src := tritonModule(t, spec, "--config", "row-reduce.BLOCK=512")
-	// Five kernels with symbolic sizes and eight instances pair a max with
-	// its sum; four kernels and five instances a mean with its squared
-	// deviations (the group statistics' kernel, of unknown length, is not
-	// a row member; the layer norm's output takes a pass of its own).
-	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAllString(src, -1)); got != 13 {
-		t.Errorf("%d online passes, want 13:\n%s", got, src)
+	// Six kernels with symbolic sizes and nine instances pair a max with
+	// its sum (the softmax's too, its outputs' pass after:
+	// lower.AllPairs); four kernels and five instances a mean with its
+	// squared deviations (the group statistics' kernel, of unknown
+	// length, is not a row member; the layer norm's output takes a pass
+	// of its own).
+	if got := len(regexp.MustCompile(`kg_om[0-9_]* = tl.full`).FindAllString(src, -1)); got != 15 {
+		t.Errorf("%d online passes, want 15:\n%s", got, src)
 	}
 	if got := len(regexp.MustCompile(`kg_cn[0-9_]* = tl.zeros`).FindAllString(src, -1)); got != 9 {
 		t.Errorf("%d centered passes, want 9:\n%s", got, src)

@@ -76,7 +76,7 @@ type Passes struct {
 // from 49.92 to 30.56. (Triton's passes take the online pairs anyway,
 // AllPairs, since their update takes one exponential a point.)
 func OnePass(stmts []*ir.Stmt, rowDims int) (Passes, bool) {
-	ps := Passes{Online: onlineSums(stmts, rowDims), Centered: centeredSums(stmts, rowDims)}
+	ps := AllPairs(stmts, rowDims)
 	passes := -len(ps.Online) - len(ps.Centered)
 	if len(stmts) > 0 && len(stmts[len(stmts)-1].Index) > rowDims {
 		passes++

@@ -191,26 +191,30 @@ int main() {
   std::vector<Plan> plans{{"copy", 0, 0}};
   for (int P : {4, 8, 16, 32, 64}) plans.push_back({"split " + std::to_string(P), P, 1});
   for (int P : {8, 16, 32}) plans.push_back({"split3 " + std::to_string(P), P, 2});
-  auto run = [&](const Plan& p) {
+  // A plan's launches on stream st (a blocking stream, ordered after the
+  // legacy stream's memsets).
+  auto run = [&](const Plan& p, cudaStream_t st) {
     if (p.kind == 0) {
-      CHECK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice));
+      CHECK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice, st));
       return;
     }
     const int piece = (D + p.P - 1) / p.P;
-    part<<<R * p.P, THREADS>>>(x, p.P, piece, ws);
+    part<<<R * p.P, THREADS, 0, st>>>(x, p.P, piece, ws);
     if (p.kind == 1) {
-      out<<<R * p.P, THREADS>>>(x, p.P, piece, ws, y);
+      out<<<R * p.P, THREADS, 0, st>>>(x, p.P, piece, ws, y);
     } else {
-      rows<<<1, R>>>(p.P, ws, rp);
-      points<<<(n + 4 * THREADS - 1) / (4 * THREADS), THREADS>>>(x, rp, y);
+      rows<<<1, R, 0, st>>>(p.P, ws, rp);
+      points<<<(n + 4 * THREADS - 1) / (4 * THREADS), THREADS, 0, st>>>(x, rp, y);
     }
   };
+  cudaStream_t s;
+  CHECK(cudaStreamCreate(&s));
   std::vector<double> err(plans.size());
   std::vector<float> a(n), b(n);
   CHECK(cudaMemcpy(b.data(), ref, n * 4, cudaMemcpyDeviceToHost));
   for (size_t k = 1; k < plans.size(); ++k) {
     CHECK(cudaMemset(y, 0xff, n * 4));
-    run(plans[k]);
+    run(plans[k], s);
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaMemcpy(a.data(), y, n * 4, cudaMemcpyDeviceToHost));
     double e = 0;
@@ -220,25 +224,10 @@ int main() {
   // Each plan as a graph, so that its launches follow one another with
   // no host gaps, as kgen bench times them.
   std::vector<cudaGraphExec_t> exec(plans.size());
-  cudaStream_t s;
-  CHECK(cudaStreamCreate(&s));
   for (size_t k = 0; k < plans.size(); ++k) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    // run's launches, on s.
-    const Plan& p = plans[k];
-    if (p.kind == 0) {
-      CHECK(cudaMemcpyAsync(z, x, n * 4, cudaMemcpyDeviceToDevice, s));
-    } else {
-      const int piece = (D + p.P - 1) / p.P;
-      part<<<R * p.P, THREADS, 0, s>>>(x, p.P, piece, ws);
-      if (p.kind == 1) {
-        out<<<R * p.P, THREADS, 0, s>>>(x, p.P, piece, ws, y);
-      } else {
-        rows<<<1, R, 0, s>>>(p.P, ws, rp);
-        points<<<(n + 4 * THREADS - 1) / (4 * THREADS), THREADS, 0, s>>>(x, rp, y);
-      }
-    }
+    run(plans[k], s);
     CHECK(cudaStreamEndCapture(s, &g));
     CHECK(cudaGraphInstantiateWithFlags(&exec[k], g, 0));
   }

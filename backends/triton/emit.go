@@ -555,7 +555,7 @@ func (e *emitter) expr(x ir.Expr, mask string) string {
 		if r, ok := e.regs[x.Tensor]; ok {
 			return r
 		}
-		return e.load(x, mask)
+		return e.load(x, mask, "")
 	case *ir.Unary:
 		if x.Op == ir.Not {
 			return fmt.Sprintf("(%s == 0)", e.paren(x.X, mask))
@@ -660,9 +660,11 @@ func (e *emitter) call(x *ir.Call, mask string) string {
 }
 
 // load renders a masked read of x; a ?? default also masks the
-// dimensions that can leave the tensor. At the program's top level the
+// dimensions that can leave the tensor. Lanes the mask leaves out read
+// other where it is given (a constant, for a read without a default whose
+// mask is its own: see padded), else 0. At the program's top level the
 // read is made once, into a variable.
-func (e *emitter) load(x *ir.Load, mask string) string {
+func (e *emitter) load(x *ir.Load, mask, other string) string {
 	ptr := name(x.Tensor.Name)
 	if len(x.Index) > 0 {
 		ptr += " + " + e.linear(x.Index, x.Tensor.Shape)
@@ -677,8 +679,9 @@ func (e *emitter) load(x *ir.Load, mask string) string {
 		ptr += fmt.Sprintf(" + tl.zeros(%s, tl.int32)", e.shape)
 	}
 	m := mask
-	other := ""
-	if x.Default != nil {
+	if other != "" {
+		other = ", other=" + other
+	} else if x.Default != nil {
 		var conds []string
 		for d, ix := range x.Index {
 			v := e.paren(ix, mask)
@@ -703,6 +706,27 @@ func (e *emitter) load(x *ir.Load, mask string) string {
 	e.line("%s = %s", v, text)
 	e.cache[text] = v
 	return v
+}
+
+// padded renders x where mask holds and the constant c on the lanes it
+// leaves out, as a reduction's lanes past the end of its points take its
+// identity. A plain read of memory that mask alone guards, made afresh
+// in a loop, reads c there itself, a select fewer a point; a read made
+// once into a variable (load) is shared with the program's other uses of
+// it, and is selected from.
+func (e *emitter) padded(x ir.Expr, mask string, c *ir.Const) string {
+	if mask == "" {
+		return e.value(x, mask)
+	}
+	fresh := e.cache == nil || e.loops > 0
+	if l, ok := x.(*ir.Load); ok && fresh && l.Default == nil && l.Tensor.DType == c.T && e.narrowMask(mask, l.Index) == mask {
+		_, aliased := e.alias[l]
+		_, reg := e.regs[l.Tensor]
+		if !aliased && !reg {
+			return e.load(l, mask, strip(constant(c)))
+		}
+	}
+	return fmt.Sprintf("tl.where(%s, %s, %s)", mask, e.value(x, mask), typed(c))
 }
 
 // narrowMask is mask less the lane masks (lanes) of lanes that the

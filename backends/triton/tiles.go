@@ -2,6 +2,7 @@ package triton
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"kgen.dev/kgen/ir"
@@ -215,11 +216,8 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 		n, _ := constExtent(r.Axes)
 		mask := e.laneMask(n)
 		e.bindRow(r.Axes, "kg_c")
-		body := e.value(r.Body, mask)
+		body := e.padded(r.Body, mask, lower.Identity(r.Op, r.T))
 		v := e.temp("red")
-		if mask != "" {
-			body = fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, typed(lower.Identity(r.Op, r.T)))
-		}
 		if e.rows {
 			// Along the tile's rows, each row's result a [BLOCK_ROWS, 1]
 			// block; a body the same on every lane is made a whole tile.
@@ -235,8 +233,7 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	acc := e.temp("acc")
 	e.line("%s = tl.full([BLOCK], %s, %s)", acc, ident, tlType(r.T))
 	km := e.streamRow(r.Axes)
-	body := e.value(r.Body, km)
-	e.line("%s = %s", acc, combine(r.Op, r.T, acc, fmt.Sprintf("tl.where(%s, %s, %s)", km, body, typed(lower.Identity(r.Op, r.T)))))
+	e.line("%s = %s", acc, combine(r.Op, r.T, acc, e.padded(r.Body, km, lower.Identity(r.Op, r.T))))
 	e.endStream()
 	v := e.temp("red")
 	e.line("%s = %s", v, reduceAxis(r.Op, acc, 0))
@@ -279,13 +276,19 @@ func (e *emitter) endStream() {
 // onlinePass renders an OnlineSum's max and sum of shifted exponentials
 // in one pass over a row that does not fit a block (see lower.OnlineSum),
 // returning the two values: each lane keeps a running max m and sum s,
-// then the lanes' maxima combine, and their sums rescaled to the row's.
-// A lane's point x takes one exponential: above m, it rescales s by
-// exp(m - x) (a max of -inf so far: s is replaced) and adds its own
-// exp(x - x), 1, or NaN where x is +inf, as the unsplit sum's term is;
-// else it adds exp(x - m), which a -inf point while m is -inf makes NaN
-// until a finite max replaces the sum, as OnlineSum has it. Lanes past
-// the row's end add nothing; a NaN point makes m and s NaN.
+// then the lanes' maxima combine, and their sums rescaled to the row's
+// (rescaled).
+//
+// A lane's point x takes one exponential, e = exp(-|x - m|): above m, s
+// is rescaled by e, exp(m - x), and x adds its own term, 1 (a max of -inf
+// so far: s is replaced by 1, dropping the NaN terms of -inf points); else
+// x adds e, exp(x - m). The sum's special values come out as the unsplit
+// sum's: a -inf point while m is -inf adds NaN until a finite max
+// replaces s; a +inf point adds 1 here and its NaN term exp(inf - inf) in
+// rescaled; a NaN point makes m and s NaN. Lanes past the row's end read
+// -inf, the max's identity, which adds what a -inf point of the row would:
+// nothing once the row has a point above -inf, and a NaN that the unsplit
+// sum also has where every point of the row is -inf.
 func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	t := p.Max.T
 	inf, zero := lower.Identity(ir.Max, t), lower.Identity(ir.Sum, t)
@@ -295,11 +298,11 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
 	km := e.streamRow(p.Max.Axes)
 	x, up, ex := e.temp("ox"), e.temp("oup"), e.temp("oe")
-	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Max.Body, km), typed(inf))
+	one := typed(&ir.Const{T: t, F: 1})
+	e.line("%s = %s", x, e.padded(p.Max.Body, km, inf))
 	e.line("%s = %s > %s", up, x, m)
-	e.line("%s = tl.exp(tl.where(%s, %s - %s, %s - %s))", ex, up, m, x, x, m)
-	e.line("%s = tl.where(%s, tl.where(%s == %s, %s, %s * %s) + (%s - %s + %s), %s + tl.where(%s, %s, %s))",
-		s, up, m, typed(inf), typed(zero), s, ex, x, x, typed(&ir.Const{T: t, F: 1}), s, km, ex, typed(zero))
+	e.line("%s = tl.exp(-tl.abs(%s - %s))", ex, x, m)
+	e.line("%s = tl.where(%s, tl.where(%s == %s, %s, %s * %s + %s), %s + %s)", s, up, m, typed(inf), one, s, ex, one, s, ex)
 	e.line("%s = %s", m, combine(ir.Max, t, m, x))
 	e.endStream()
 	mx, sum = e.temp("red"), e.temp("red")
@@ -329,7 +332,7 @@ func (e *emitter) centeredPass(p lower.CenteredSum) centered {
 	km := e.streamRow(p.Sum.Axes)
 	x, d := e.temp("cx"), e.temp("cd")
 	zero := typed(lower.Identity(ir.Sum, t))
-	e.line("%s = tl.where(%s, %s, %s)", x, km, e.value(p.Sum.Body, km), zero)
+	e.line("%s = %s", x, e.padded(p.Sum.Body, km, lower.Identity(ir.Sum, t)))
 	e.line("%s = tl.where(%s & (%s == 0), %s, %s)", c.k, km, c.n, x, c.k)
 	e.line("%s = tl.where(%s, %s - %s, %s)", d, km, x, c.k, zero)
 	e.line("%s = %s + %s", c.s1, c.s1, d)
@@ -354,10 +357,14 @@ func (e *emitter) centeredSquares(c centered, mean string) string {
 	return sq
 }
 
-// rescaled renders sum s of exponentials shifted by m, shifted by m2 >=
-// m instead: s itself where m2 is m, nothing where m is -inf.
+// rescaled renders a lane's sum s of exponentials shifted by its max m,
+// shifted by m2 >= m, the row's max, instead: s itself where m2 is m,
+// save NaN where m is +inf, the term exp(inf - inf) of the lane's +inf
+// point (onlinePass); nothing where m is -inf.
 func rescaled(m, m2, s string, inf, zero *ir.Const) string {
-	return fmt.Sprintf("tl.where(%s == %s, %s, tl.where(%s == %s, %s, %s * tl.exp(%s - %s)))", m2, m, s, m, typed(inf), typed(zero), s, m, m2)
+	pinf, nan := &ir.Const{T: inf.T, F: math.Inf(1)}, &ir.Const{T: inf.T, F: math.NaN()}
+	return fmt.Sprintf("tl.where(%s == %s, tl.where(%s == %s, %s, %s), tl.where(%s == %s, %s, %s * tl.exp(%s - %s)))",
+		m2, m, m, typed(pinf), typed(nan), s, m, typed(inf), typed(zero), s, m, m2)
 }
 
 // colReduce renders a column reduction: a program per outer point and
@@ -433,9 +440,8 @@ func (e *emitter) colGroup() {
 		r := ir.TopReductions(m.Value)[0]
 		e.vars[r.Axes[0]], e.lane[r.Axes[0]] = e.vars[g.K], true
 		e.shape = "[BLOCK_K, BLOCK_N]"
-		body := e.value(r.Body, mask)
 		red := e.temp("red")
-		e.line("%s = %s", red, reduce(r.Op, fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, typed(lower.Identity(r.Op, r.T))), 0, ", keep_dims=True"))
+		e.line("%s = %s", red, reduce(r.Op, e.padded(r.Body, mask, lower.Identity(r.Op, r.T)), 0, ", keep_dims=True"))
 		e.reduced[r] = red
 		e.shape = "[1, BLOCK_N]"
 		v := e.value(m.Value, "kg_nm")
@@ -528,11 +534,11 @@ func (e *emitter) contraction() {
 		e.bindFlat(c.M, "kg_m[:, None]", "kg_mi")
 		e.bindFlat(c.K, "kg_k[None, :]", "kg_ka")
 		e.shape = "[BLOCK_M, BLOCK_K]"
-		a := e.load(c.A, and(edge(M, cfg["BLOCK_M"], "kg_m[:, None]"), edge(K, cfg["BLOCK_K"], "kg_k[None, :]")))
+		a := e.load(c.A, and(edge(M, cfg["BLOCK_M"], "kg_m[:, None]"), edge(K, cfg["BLOCK_K"], "kg_k[None, :]")), "")
 		e.bindFlat(c.K, "kg_k[:, None]", "kg_kb")
 		e.bindFlat(c.N, "kg_n[None, :]", "kg_ni")
 		e.shape = "[BLOCK_K, BLOCK_N]"
-		b := e.load(c.B, and(edge(K, cfg["BLOCK_K"], "kg_k[:, None]"), edge(N, cfg["BLOCK_N"], "kg_n[None, :]")))
+		b := e.load(c.B, and(edge(K, cfg["BLOCK_K"], "kg_k[:, None]"), edge(N, cfg["BLOCK_N"], "kg_n[None, :]")), "")
 		e.line("kg_a = %s", a)
 		e.line("kg_b = %s", b)
 		if c.IEEEDot {
@@ -564,9 +570,8 @@ func (e *emitter) contraction() {
 		e.bindFlat(c.N, "kg_n[None, None, :]", "kg_ni")
 		e.shape = "[BLOCK_M, BLOCK_K, BLOCK_N]"
 		mask := and(fmt.Sprintf("(kg_m[:, None, None] < %s)", e.paren(M, "")), fmt.Sprintf("(kg_k[None, :, None] < %s)", e.paren(K, "")), fmt.Sprintf("(kg_n[None, None, :] < %s)", e.paren(N, "")))
-		body := e.value(c.Reduce.Body, mask)
-		ident := typed(lower.Identity(c.Reduce.Op, c.Reduce.T))
-		e.line("kg_acc = %s", combine(c.Reduce.Op, c.Reduce.T, "kg_acc", reduceAxis(c.Reduce.Op, fmt.Sprintf("tl.where(%s, %s, %s)", mask, body, ident), 1)))
+		body := e.padded(c.Reduce.Body, mask, lower.Identity(c.Reduce.Op, c.Reduce.T))
+		e.line("kg_acc = %s", combine(c.Reduce.Op, c.Reduce.T, "kg_acc", reduceAxis(c.Reduce.Op, body, 1)))
 	}
 	e.loops--
 	e.ind = e.ind[4:]

@@ -143,10 +143,18 @@ kernel rising_softmax_90(X: f32[3, 90]) -> (Y: f32[3, 90]) {
   let den[r] = sum[d](exp(X[r, d] + f32(d) / 4.0 - mx[r]))
   Y[r, d] = exp(X[r, d] + f32(d) / 4.0 - mx[r]) / den[r]
 }
+kernel special_softmax_70(X: f32[5, 70]) -> (Y: f32[5, 70]) {
+  let mx[r] = max[d](r == 0 && d == 45 ? inf : (r == 1 ? -inf : (r == 2 && d % 32 == 5 ? inf : (r == 3 && d < 64 ? -inf : X[r, d]))))
+  let den[r] = sum[d](exp((r == 0 && d == 45 ? inf : (r == 1 ? -inf : (r == 2 && d % 32 == 5 ? inf : (r == 3 && d < 64 ? -inf : X[r, d])))) - mx[r]))
+  Y[r, d] = exp((r == 0 && d == 45 ? inf : (r == 1 ? -inf : (r == 2 && d % 32 == 5 ? inf : (r == 3 && d < 64 ? -inf : X[r, d])))) - mx[r]) / den[r]
+}
 `)
+	// special_softmax_70's rows: one +inf point, every point -inf, a lane
+	// of three +inf points, finite points only past two blocks of -inf,
+	// and none special; the two-pass sum is NaN in the first three.
 	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", spec)...)
 	summary := lastLine(out)
-	if code != 0 || !strings.HasPrefix(summary, "10 plans: 10 passed") {
+	if code != 0 || !strings.HasPrefix(summary, "12 plans: 12 passed") {
 		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
 	}
 }

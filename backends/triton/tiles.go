@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"kgen.dev/kgen/ir"
 	"kgen.dev/kgen/lower"
@@ -279,10 +280,10 @@ func (e *emitter) endStream() {
 // then the lanes' maxima combine, and their sums rescaled to the row's
 // (rescaled).
 //
-// A lane's point x takes one exponential, e = exp(-|x - m|): above m, s
-// is rescaled by e, exp(m - x), and x adds its own term, 1 (a max of -inf
-// so far: s is replaced by 1, dropping the NaN terms of -inf points); else
-// x adds e, exp(x - m). The sum's special values come out as the unsplit
+// A lane's point x takes one exponential, e = exp(-|x - m|) (expNegAbs):
+// above m, s is rescaled by e, exp(m - x), and x adds its own term, 1 (a
+// max of -inf so far: s is replaced by 1, dropping the NaN terms of -inf
+// points); else x adds e, exp(x - m). The sum's special values come out as the unsplit
 // sum's: a -inf point while m is -inf adds NaN until a finite max
 // replaces s; a +inf point adds 1 here and its NaN term exp(inf - inf) in
 // rescaled; a NaN point makes m and s NaN. Lanes past the row's end read
@@ -301,7 +302,7 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	one := typed(&ir.Const{T: t, F: 1})
 	e.line("%s = %s", x, e.padded(p.Max.Body, km, inf))
 	e.line("%s = %s > %s", up, x, m)
-	e.line("%s = tl.exp(-tl.abs(%s - %s))", ex, x, m)
+	e.line("%s = %s", ex, expNegAbs(t, fmt.Sprintf("%s - %s", x, m)))
 	e.line("%s = tl.where(%s, tl.where(%s == %s, %s, %s * %s + %s), %s + %s)", s, up, m, typed(inf), one, s, ex, one, s, ex)
 	e.line("%s = %s", m, combine(ir.Max, t, m, x))
 	e.endStream()
@@ -355,6 +356,20 @@ func (e *emitter) centeredSquares(c centered, mean string) string {
 	e.line("%s = %s - %s", cm, mean, c.k)
 	e.line("%s = tl.sum(%s - 2 * %s * %s + %s * %s * %s, axis=0)", sq, c.s2, cm, c.s1, c.n, cm, cm)
 	return sq
+}
+
+// expNegAbs renders exp(-|d|), an online update's term, of dtype t. In
+// f32 it is 2^(|d| * -log2(e)) by libdevice's exp2, which Triton's flush
+// of subnormals (enable_reflect_ftz) makes one ex2.approx.ftz with the
+// abs and the product folded into one multiply, where tl.exp also scales
+// subnormal results: a term below 2^-126 added to a sum of at least 1
+// (a lane's sum once its max is finite), or a sum times it added to 1,
+// rounds away all the same. Other dtypes take tl.exp.
+func expNegAbs(t ir.DType, d string) string {
+	if t != ir.F32 {
+		return fmt.Sprintf("tl.exp(-tl.abs(%s))", d)
+	}
+	return fmt.Sprintf("tl.extra.libdevice.exp2(tl.abs(%s) * (-%s))", d, strconv.FormatFloat(math.Log2E, 'g', -1, 64))
 }
 
 // rescaled renders a lane's sum s of exponentials shifted by its max m,

@@ -114,44 +114,12 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 // (mean and squared deviations in one pass) and a sum, each followed by
 // an output pass that takes the row's blocks last first; and softmaxes
 // whose online pass meets -inf points while a lane's max is still -inf
-// (the first 40 points of each row), and points that rise along the row,
-// each a new max that rescales its lane's sum.
+// (the first 40 points of each row), points that rise along the row,
+// each a new max that rescales its lane's sum, and rows with +inf, -inf
+// only and -inf first (backends/triton/testdata/streamed.kg).
 func TestTritonStreamedRowsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
-	spec := writeFile(t, t.TempDir(), "streamed.kg", `
-kernel softmax_100(X: f32[5, 100]) -> (Y: f32[5, 100]) {
-  let mx[r] = max[d](X[r, d])
-  let den[r] = sum[d](exp(X[r, d] - mx[r]))
-  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
-}
-kernel ln_77<; eps: f32 = 1e-5>(X: f32[3, 77]) -> (Y: f32[3, 77]) {
-  let mean[r] = sum[d](X[r, d]) / 77
-  let var[r] = sum[d]((X[r, d] - mean[r]) * (X[r, d] - mean[r])) / 77
-  Y[r, d] = (X[r, d] - mean[r]) * rsqrt(var[r] + eps)
-}
-kernel center_96(X: f32[4, 96]) -> (Y: f32[4, 96]) {
-  let s[r] = sum[d](X[r, d])
-  Y[r, d] = X[r, d] - s[r] / 96
-}
-kernel masked_softmax_100(X: f32[5, 100]) -> (Y: f32[5, 100]) {
-  let mx[r] = max[d](d < 40 ? -inf : X[r, d])
-  let den[r] = sum[d](exp((d < 40 ? -inf : X[r, d]) - mx[r]))
-  Y[r, d] = exp((d < 40 ? -inf : X[r, d]) - mx[r]) / den[r]
-}
-kernel rising_softmax_90(X: f32[3, 90]) -> (Y: f32[3, 90]) {
-  let mx[r] = max[d](X[r, d] + f32(d) / 4.0)
-  let den[r] = sum[d](exp(X[r, d] + f32(d) / 4.0 - mx[r]))
-  Y[r, d] = exp(X[r, d] + f32(d) / 4.0 - mx[r]) / den[r]
-}
-kernel special_softmax_70(X: f32[5, 70]) -> (Y: f32[5, 70]) {
-  let mx[r] = max[d](r == 0 && d == 45 ? inf : (r == 1 ? -inf : (r == 2 && d % 32 == 5 ? inf : (r == 3 && d < 64 ? -inf : X[r, d]))))
-  let den[r] = sum[d](exp((r == 0 && d == 45 ? inf : (r == 1 ? -inf : (r == 2 && d % 32 == 5 ? inf : (r == 3 && d < 64 ? -inf : X[r, d])))) - mx[r]))
-  Y[r, d] = exp((r == 0 && d == 45 ? inf : (r == 1 ? -inf : (r == 2 && d % 32 == 5 ? inf : (r == 3 && d < 64 ? -inf : X[r, d])))) - mx[r]) / den[r]
-}
-`)
-	// special_softmax_70's rows: one +inf point, every point -inf, a lane
-	// of three +inf points, finite points only past two blocks of -inf,
-	// and none special; the two-pass sum is NaN in the first three.
+	spec := "../../backends/triton/testdata/streamed.kg"
 	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", spec)...)
 	summary := lastLine(out)
 	if code != 0 || !strings.HasPrefix(summary, "12 plans: 12 passed") {

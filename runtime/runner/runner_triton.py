@@ -642,8 +642,9 @@ def _scalars():
 
 def interpret_gaps():
     """Mends the gaps of Triton 3.6's interpreter that kgen's modules
-    meet: the libdevice functions they call (tanh, pow), which it does not
-    run ("extern_elementwise not supported in interpreter mode"), become
+    meet: the libdevice functions they call (tanh, pow, exp2), which it
+    does not run ("extern_elementwise not supported in interpreter mode"),
+    become
     numpy on the interpreter's tensors; bf16 tl.dot, which it computes on
     the raw bits, widens its operands first; conversions to and from bf16
     other than f32's, which it computes on the raw bits too (f64 1.5
@@ -667,6 +668,7 @@ def interpret_gaps():
         return call
     libdevice.tanh = elementwise(np.tanh)
     libdevice.pow = elementwise(np.power)
+    libdevice.exp2 = elementwise(np.exp2)
 
     # The interpreter keeps bf16 as its uint16 bits and multiplies those
     # in tl.dot: bf16 operands are widened to f32 first (exact).

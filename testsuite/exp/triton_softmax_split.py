@@ -138,6 +138,12 @@ def main():
                 split_part[(R * P,)](X, WM, WS, D, P, piece, block, hint, num_warps=warps)
                 split_out[(R * P,)](X, Y, WM, WS, D, P, piece, block, hint, rev, R * P, num_warps=warps)
             plans[name] = f
+    measure(plans, X, Y, ref)
+
+
+def measure(plans, X, Y, ref):
+    """Times each plan (a function launching it, writing Y) beside a copy
+    of X, as the header says, and prints the table."""
     Z = torch.empty_like(X)
     plans["copy"] = lambda: Z.copy_(X)
 

@@ -273,7 +273,7 @@ func checkOnSm90(t *testing.T, name, src string) (*ir.Program, lower.Limits) {
 // rows of f32 not in whole 16-byte chunks 1024 elements and one warp)
 // where the rows fill two programs a multiprocessor, else 8 rows a program;
 // rows streamed through blocks of 4096, no more than a program a
-// multiprocessor, take 16 warps.
+// multiprocessor, take 32 warps.
 func TestTileRowDefault(t *testing.T) {
 	prog, _ := checkOnSm90(t, "tilerows.kg", `
 kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
@@ -317,8 +317,8 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 		"aligned": "BLOCK=128, BLOCK_ROWS=32, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
 		"long":    "BLOCK=1024, BLOCK_ROWS=1, num_stages=1, num_warps=2", // longer than 256
 		"empty":   "BLOCK=32, BLOCK_ROWS=32, num_stages=1, num_warps=1",  // sums of nothing, one output a row
-		// Streamed: 128 rows, a program a multiprocessor; 512, four.
-		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
+		// Streamed: 128 rows, a program of 32 warps a multiprocessor; 512, four.
+		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=32",
 		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
 		// Streamed and then written, rows for two rounds of 132
 		// programs, 4 bytes an element of input: blocks of 8192 staged.
@@ -326,7 +326,7 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, num_stages=4, num_warps=16",
 		// A program a multiprocessor; rows that fit a block; 8 bytes an
 		// element (X and g).
-		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=16",
+		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=32",
 		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, num_stages=1, num_warps=16",
 		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
 		// Rows of 200 bytes, but of bf16: 4096 elements a program.

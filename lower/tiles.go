@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 
 	"kgen.dev/kgen/ir"
 )
@@ -226,7 +227,7 @@ type tileRowReduce struct{}
 func (tileRowReduce) Name() string            { return "row-reduce" }
 func (tileRowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (tileRowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": warpSpace, "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}, "num_stages": stageSpace}
+	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": append(slices.Clone(warpSpace), 32), "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}, "num_stages": stageSpace}
 }
 
 // Check: a block of at most maxTileThread elements a thread; several
@@ -313,13 +314,17 @@ func (tileRowReduce) Default(l *Launch) Config {
 	switch {
 	case ok && block < n && rows.I <= bigGPU:
 		// Rows streamed through blocks, no more than a program a
-		// multiprocessor: 16 warps each, for loads enough in flight. On
-		// the H100 (testsuite/results/2026-11-26-h100-s15-triton-rows/),
-		// softmax over 128 rows of 50257 f32 took 62.05 us with 8 warps
-		// and 39.87 with 16 (blocks of 4096); cross entropy's log-sum-exp
-		// over 512 rows of 32000, four programs a multiprocessor, 28.51
-		// with 8 and 30.91 with 16.
-		warps = 16
+		// multiprocessor: 32 warps each (1024 threads, the most a
+		// program has), for loads enough in flight. On the H100
+		// (testsuite/results/2026-11-26-h100-s15-triton-rows/), softmax
+		// over 128 rows of 50257 f32 took 62.05 us with 8 warps and 39.87
+		// with 16 (blocks of 4096); cross entropy's log-sum-exp over 512
+		// rows of 32000, four programs a multiprocessor, 28.51 with 8 and
+		// 30.91 with 16. With the max and sum in one pass
+		// (testsuite/results/2026-12-07-h100-s44-online/4-correct-warps/),
+		// the softmax took 35.14 us with 16 warps and 32.35 with 32 (in
+		// blocks of 8192, 36.50).
+		warps = 32
 	case ok && n > 2*streamBlock && rows.I >= 2*bigGPU && len(l.Stmt.Index) > l.RowDims && streamBytes(l) <= 4:
 		// Long rows streamed, then written (an output pass after the
 		// reductions'), programs enough for two rounds of the GPU, and a

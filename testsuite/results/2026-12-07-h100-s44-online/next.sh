@@ -1,21 +1,30 @@
 #!/bin/sh
 # For the next session's first call (written in the forty-fourth, not yet
-# run): bin/kgen-base is the tree of 81f02e7 (16 warps at most), bin/kgen
-# main at 759e6c6 or later (row-reduce's 32 warps, the default where rows
-# streamed by no more programs than multiprocessors). 1. groupnorm_kb,
-# whose statistics launch took 32 warps untimed, and the two softmaxes
-# timed once, in both orders. 2. kgen tune of the Triton row-reduce
-# launches still short of 80% of a same-size copy, now that the space has
-# 32 warps, and the tuned configurations against the defaults.
+# run). Binaries in bin/bins.tar.xz: kgen-old, the tree of 81f02e7 (16
+# warps at most); kgen-mid, main at 8261d38 or later (row-reduce's 32
+# warps, the default where rows are streamed by no more programs than
+# multiprocessors); kgen, the same with mask-free.diff applied (Triton's
+# streamed rows: whole blocks unmasked, the last block masked after them).
+#   1. groupnorm_kb, whose statistics launch took 32 warps untimed, and the
+#      two softmaxes timed once: kgen-old against kgen-mid, both orders.
+#   2. mask-free.diff: kgen-mid against kgen, both orders, on the
+#      instances whose Triton code it changes.
+#   3. kgen tune of Triton's row-reduce launches short of 80% of a
+#      same-size copy, now that the space has 32 warps (with kgen-mid).
 tar xJf bin/bins.tar.xz -C bin
 export PATH="/usr/local/cuda/bin:$PATH"
-K=groupnorm_kb,softmax_vocab,kb_softmax_wide
 F="examples testsuite/kernelbench/level1.kg"
-KGENS="kgen-base kgen" BASELINE= TARGETS=triton:sm_90 KERNELS=$K OUT=$OUT/ba1 testsuite/gpu_before_after.sh $F > $OUT/ba1.txt 2>&1
-KGENS="kgen kgen-base" BASELINE= TARGETS=triton:sm_90 KERNELS=$K OUT=$OUT/ba2 testsuite/gpu_before_after.sh $F > $OUT/ba2.txt 2>&1
+run() { # name kgens kernels
+	KGENS="$2" BASELINE= TARGETS=triton:sm_90 KERNELS=$3 OUT=$OUT/$1 testsuite/gpu_before_after.sh $F > $OUT/$1.txt 2>&1
+}
+K=groupnorm_kb,softmax_vocab,kb_softmax_wide
+run w1 "kgen-old kgen-mid" $K
+run w2 "kgen-mid kgen-old" $K
+M=softmax_vocab,kb_softmax_wide,cross_entropy_vocab,frobenius_kb,groupnorm_kb,instancenorm_kb,layernorm_3d_kb,matvec_256x131072,kb_matvec_nominal,kb_matvec_odd
+run m1 "kgen-mid kgen" $M
+run m2 "kgen kgen-mid" $M
 T=groupnorm_kb,instancenorm_kb,layernorm_3d_kb,frobenius_kb,softmax_vocab
-./bin/kgen tune --target triton:sm_90 --kernel $T --strategy exhaustive --time 60s --db $OUT/tune.jsonl examples > $OUT/tune.log 2> $OUT/tune.err
+./bin/kgen-mid tune --target triton:sm_90 --kernel $T --strategy exhaustive --time 60s --db $OUT/tune.jsonl examples > $OUT/tune.log 2> $OUT/tune.err
 echo "tune exit $?"
-KERNELS=$T TARGETS=triton:sm_90 BASELINE= OUT=$OUT/tvd sh testsuite/gpu_tuned_vs_default.sh $OUT/tune.jsonl > $OUT/tvd.txt 2>&1
-cd $OUT && tar czf all.tgz ba1 ba2 tvd && rm -rf ba1 ba2 tvd
-tail -n 9 ba1.txt ba2.txt; cat tune.log; tail -n 10 tvd.txt
+cd $OUT && tar czf all.tgz w1 w2 m1 m2 && rm -rf w1 w2 m1 m2
+tail -n 14 w1.txt w2.txt m1.txt m2.txt; cat tune.log

@@ -43,7 +43,8 @@ func templatesFor(lim Limits) []Template {
 	return templates
 }
 
-// warpSpace is the num_warps of every tile template.
+// warpSpace is the num_warps of every tile template (row-reduce also
+// takes 32: tileRowReduce.Default).
 var warpSpace = []int64{1, 2, 4, 8, 16}
 
 // stageSpace is the num_stages of the tile templates that stream a

@@ -11,6 +11,11 @@
 #      instances whose Triton code it changes.
 #   3. kgen tune of Triton's row-reduce launches short of 80% of a
 #      same-size copy, now that the space has 32 warps (with kgen-mid).
+# Building the binaries here:
+#   git worktree add /tmp/wo 81f02e7 && (cd /tmp/wo && go build -ldflags="-s -w" -o /tmp/b/kgen-old ./cmd/kgen)
+#   go build -ldflags="-s -w" -o /tmp/b/kgen-mid ./cmd/kgen
+#   git apply testsuite/results/2026-12-07-h100-s44-online/mask-free.diff && go build -ldflags="-s -w" -o /tmp/b/kgen ./cmd/kgen
+#   rm -rf bin && mkdir bin && tar cJf bin/bins.tar.xz -C /tmp/b .   (then carry bin)
 tar xJf bin/bins.tar.xz -C bin
 export PATH="/usr/local/cuda/bin:$PATH"
 F="examples testsuite/kernelbench/level1.kg"

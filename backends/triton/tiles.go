@@ -283,13 +283,14 @@ func (e *emitter) endStream() {
 // A lane's point x takes one exponential, e = exp(-|x - m|) (expNegAbs):
 // above m, s is rescaled by e, exp(m - x), and x adds its own term, 1 (a
 // max of -inf so far: s is replaced by 1, dropping the NaN terms of -inf
-// points); else x adds e, exp(x - m). The sum's special values come out as the unsplit
-// sum's: a -inf point while m is -inf adds NaN until a finite max
-// replaces s; a +inf point adds 1 here and its NaN term exp(inf - inf) in
-// rescaled; a NaN point makes m and s NaN. Lanes past the row's end read
-// -inf, the max's identity, which adds what a -inf point of the row would:
-// nothing once the row has a point above -inf, and a NaN that the unsplit
-// sum also has where every point of the row is -inf.
+// points); else x adds e, exp(x - m). The sum's special values come out
+// as the unsplit sum's: a -inf point while m is -inf adds NaN until a
+// finite max replaces s; a +inf point adds 1 here and its NaN term
+// exp(inf - inf) in rescaled; a NaN point makes m and s NaN. Lanes past
+// the row's end read -inf, the max's identity, which adds what a -inf
+// point of the row would: nothing once the row has a point above -inf,
+// and a NaN that the unsplit sum also has where every point of the row is
+// -inf.
 func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	t := p.Max.T
 	inf, zero := lower.Identity(ir.Max, t), lower.Identity(ir.Sum, t)

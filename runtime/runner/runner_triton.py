@@ -644,9 +644,8 @@ def interpret_gaps():
     """Mends the gaps of Triton 3.6's interpreter that kgen's modules
     meet: the libdevice functions they call (tanh, pow, exp2), which it
     does not run ("extern_elementwise not supported in interpreter mode"),
-    become
-    numpy on the interpreter's tensors; bf16 tl.dot, which it computes on
-    the raw bits, widens its operands first; conversions to and from bf16
+    become numpy on the interpreter's tensors; bf16 tl.dot, which it
+    computes on the raw bits, widens its operands first; conversions to and from bf16
     other than f32's, which it computes on the raw bits too (f64 1.5
     became a NaN), go through f32; f32 to bf16, which it truncates, rounds
     to nearest even, as a GPU does; bf16 constants, which it lacks (no

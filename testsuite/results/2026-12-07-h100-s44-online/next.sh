@@ -22,14 +22,16 @@ F="examples testsuite/kernelbench/level1.kg"
 run() { # name kgens kernels
 	KGENS="$2" BASELINE= TARGETS=triton:sm_90 KERNELS=$3 OUT=$OUT/$1 testsuite/gpu_before_after.sh $F > $OUT/$1.txt 2>&1
 }
+if [ "${STEP:-1}" = 2 ]; then # the tune alone: the timings took most of a call
+T=groupnorm_kb,instancenorm_kb,layernorm_3d_kb,frobenius_kb,softmax_vocab
+./bin/kgen-mid tune --target triton:sm_90 --kernel $T --strategy exhaustive --time 40s --db $OUT/tune.jsonl examples > $OUT/tune.log 2> $OUT/tune.err
+echo "tune exit $?"; cat $OUT/tune.log; exit
+fi
 K=groupnorm_kb,softmax_vocab,kb_softmax_wide
 run w1 "kgen-old kgen-mid" $K
 run w2 "kgen-mid kgen-old" $K
 M=softmax_vocab,kb_softmax_wide,cross_entropy_vocab,frobenius_kb,groupnorm_kb,instancenorm_kb,layernorm_3d_kb,matvec_256x131072,kb_matvec_nominal,kb_matvec_odd
 run m1 "kgen-mid kgen" $M
 run m2 "kgen kgen-mid" $M
-T=groupnorm_kb,instancenorm_kb,layernorm_3d_kb,frobenius_kb,softmax_vocab
-./bin/kgen-mid tune --target triton:sm_90 --kernel $T --strategy exhaustive --time 60s --db $OUT/tune.jsonl examples > $OUT/tune.log 2> $OUT/tune.err
-echo "tune exit $?"
 cd $OUT && tar czf all.tgz w1 w2 m1 m2 && rm -rf w1 w2 m1 m2
-tail -n 14 w1.txt w2.txt m1.txt m2.txt; cat tune.log
+tail -n 14 w1.txt w2.txt m1.txt m2.txt

@@ -311,26 +311,26 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"pool":    "BLOCK=64, BLOCK_ROWS=16, num_stages=1, num_warps=1",  // rows of 196 bytes: 16 x 64 = 1024 a warp
-		"tiny":    "BLOCK=32, BLOCK_ROWS=8, num_stages=1, num_warps=1",   // 64 rows of 32 would make 16 programs: 8 rows
-		"few":     "BLOCK=128, BLOCK_ROWS=8, num_stages=1, num_warps=2",  // 32 rows of 128: 128 programs, fewer than 264: 8 rows
-		"aligned": "BLOCK=128, BLOCK_ROWS=32, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
-		"long":    "BLOCK=1024, BLOCK_ROWS=1, num_stages=1, num_warps=2", // longer than 256
-		"empty":   "BLOCK=32, BLOCK_ROWS=32, num_stages=1, num_warps=1",  // sums of nothing, one output a row
+		"pool":    "BLOCK=64, BLOCK_ROWS=16, EVICT=0, num_stages=1, num_warps=1",  // rows of 196 bytes: 16 x 64 = 1024 a warp
+		"tiny":    "BLOCK=32, BLOCK_ROWS=8, EVICT=0, num_stages=1, num_warps=1",   // 64 rows of 32 would make 16 programs: 8 rows
+		"few":     "BLOCK=128, BLOCK_ROWS=8, EVICT=0, num_stages=1, num_warps=2",  // 32 rows of 128: 128 programs, fewer than 264: 8 rows
+		"aligned": "BLOCK=128, BLOCK_ROWS=32, EVICT=0, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
+		"long":    "BLOCK=1024, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=2", // longer than 256
+		"empty":   "BLOCK=32, BLOCK_ROWS=32, EVICT=0, num_stages=1, num_warps=1",  // sums of nothing, one output a row
 		// Streamed: 128 rows, a program of 32 warps a multiprocessor; 512, four.
-		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=32",
-		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
+		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=32",
+		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=8",
 		// Streamed and then written, rows for two rounds of 132
 		// programs, 4 bytes an element of input: blocks of 8192 staged.
-		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, num_stages=4, num_warps=16",
-		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, num_stages=4, num_warps=16",
+		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, EVICT=0, num_stages=4, num_warps=16",
+		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, EVICT=0, num_stages=4, num_warps=16",
 		// A program a multiprocessor; rows that fit a block; 8 bytes an
 		// element (X and g).
-		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=32",
-		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, num_stages=1, num_warps=16",
-		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, num_stages=1, num_warps=8",
+		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=32",
+		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=16",
+		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=8",
 		// Rows of 200 bytes, but of bf16: 4096 elements a program.
-		"short_bf16": "BLOCK=128, BLOCK_ROWS=32, num_stages=1, num_warps=8",
+		"short_bf16": "BLOCK=128, BLOCK_ROWS=32, EVICT=0, num_stages=1, num_warps=8",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
@@ -584,4 +584,64 @@ instance relu_tiny = relu<N = 3>
 		}
 	}
 	checkTileConfigs(t, src, want, cases, "fewer points than threads")
+}
+
+// TestTileRowEvict: Triton's row-reduce takes EVICT=1 only where a program
+// streams its row through more than one pass: a softmax's (an online max
+// and sum, then the outputs) and a centering's (the sum, then the
+// outputs) in blocks shorter than their rows, or of rows whose length is
+// known only at run time; not a sum alone (one pass), nor rows that a
+// block holds (read once).
+func TestTileRowEvict(t *testing.T) {
+	prog, _ := checkOnSm90(t, "evict.kg", `
+kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
+}
+kernel center<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let m[r] = sum[d](X[r, d]) / D
+  Y[r, d] = X[r, d] - m[r]
+}
+kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance vocab = softmax<R = 128, D = 50257>
+instance inorm = center<R = 1024, D = 65536>
+instance vocab_sum = rowsum<R = 128, D = 50257>
+instance short = softmax<R = 4096, D = 1000>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := tgt.Limits()
+	build := func(name string, k *ir.Kernel, env *ir.Env) *lower.Plan {
+		p, err := lower.Build(k, env, name, lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	want := map[string]bool{"vocab": true, "inorm": true, "vocab_sum": false, "short": false}
+	for _, in := range prog.Instances {
+		p := build(in.Name, in.Kernel, in.Env)
+		if got := p.Launches[0].Config["EVICT"]; got != 0 {
+			t.Errorf("%s: default EVICT=%d, want 0", in.Name, got)
+		}
+		_, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, lim)
+		if want[in.Name] != (err == nil) {
+			t.Errorf("%s: EVICT=1: error %v, want accepted %v", in.Name, err, want[in.Name])
+		}
+	}
+	// A symbolic row: its length is known only when the kernel runs.
+	for _, k := range prog.Kernels {
+		if k.Name != "softmax" {
+			continue
+		}
+		p := build(k.Name, k, nil)
+		if _, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, lim); err != nil {
+			t.Errorf("symbolic softmax: EVICT=1: %v", err)
+		}
+	}
 }

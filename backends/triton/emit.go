@@ -39,7 +39,7 @@ func Emit(plans []*lower.Plan) string {
 	for _, p := range plans {
 		for i, l := range p.Launches {
 			e := &emitter{plan: p, launch: l, vars: map[*ir.Index]string{}, lane: map[*ir.Index]bool{},
-				regs: map[*ir.Tensor]string{}, reduced: map[*ir.Reduce]string{}, used: map[string]bool{}}
+				regs: map[*ir.Tensor]string{}, reduced: map[*ir.Reduce]string{}, used: map[string]bool{}, reread: map[*ir.Tensor]bool{}}
 			sb.WriteString("\n\n")
 			e.kernel(i)
 			sb.WriteString(e.sb.String())
@@ -91,6 +91,11 @@ type emitter struct {
 	// counters are the indices bound to the counters of the serial loops
 	// around the current point (serial).
 	counters []*ir.Index
+	// evict is the L2 eviction hint of the loads in the current streamed
+	// pass of a row-reduce program with EVICT (evictHint), "" for none;
+	// reread holds the tensors its reductions' passes have read.
+	evict  string
+	reread map[*ir.Tensor]bool
 }
 
 func (e *emitter) line(format string, args ...any) {
@@ -196,11 +201,13 @@ func Signature(p *lower.Plan) []Arg {
 }
 
 // constexprs are the launch's configuration values that the kernel takes
-// as tl.constexpr parameters (all but num_warps and num_stages), sorted.
+// as tl.constexpr parameters, sorted: all but num_warps and num_stages,
+// which the launch takes, and EVICT, which the emitted code is written
+// with (evictHint).
 func constexprs(l *lower.Launch) []string {
 	var ks []string
 	for k := range l.Config {
-		if k != "num_warps" && k != "num_stages" {
+		if k != "num_warps" && k != "num_stages" && k != "EVICT" {
 			ks = append(ks, k)
 		}
 	}
@@ -692,9 +699,9 @@ func (e *emitter) load(x *ir.Load, mask, other string) string {
 	} else if m != "" {
 		other = ", other=0"
 	}
-	text := fmt.Sprintf("tl.load(%s)", ptr)
+	text := fmt.Sprintf("tl.load(%s%s)", ptr, e.evictHint(x.Tensor))
 	if m != "" {
-		text = fmt.Sprintf("tl.load(%s, mask=%s%s)", ptr, m, other)
+		text = fmt.Sprintf("tl.load(%s, mask=%s%s%s)", ptr, m, other, e.evictHint(x.Tensor))
 	}
 	if e.cache == nil || e.loops > 0 {
 		return text

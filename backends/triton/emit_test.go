@@ -2,6 +2,7 @@ package triton
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,6 +179,61 @@ instance past_limit = bcast<R = 65538, C = 32768>
 		}
 		if want[p.Name] && !strings.Contains(src, "c = (kg_rest1 % 32768).to(tl.int64)") {
 			t.Errorf("%s: the index is not widened back:\n%s", p.Name, src)
+		}
+	}
+}
+
+// TestEvictHints: with EVICT=1, a streamed row-reduce program's
+// reductions' passes load X with evict_last and its outputs' pass (the
+// loop over kg_cr) loads X with evict_first, but the weight g, which only
+// the outputs' pass reads, with no hint; with EVICT=0 no load has one.
+func TestEvictHints(t *testing.T) {
+	plans := plansOf(t, "evict.kg", `
+kernel norm<R, D>(X: f32[R, D], g: f32[D]) -> (Y: f32[R, D]) {
+  let m[r] = sum[d](X[r, d]) / D
+  let v[r] = sum[d]((X[r, d] - m[r]) * (X[r, d] - m[r])) / D
+  Y[r, d] = (X[r, d] - m[r]) * rsqrt(v[r] + 1e-5) * g[d]
+}
+instance wide = norm<R = 64, D = 20000>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		if src := body(Emit([]*lower.Plan{p})); strings.Contains(src, "eviction_policy") {
+			t.Errorf("%s: a hint at EVICT=0:\n%s", p.Name, src)
+		}
+		if _, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, tgt.Limits()); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		src := body(Emit([]*lower.Plan{p}))
+		outputs := false
+		counts := map[string]int{}
+		for _, line := range strings.Split(src, "\n") {
+			if strings.Contains(line, "for kg_cr in") {
+				outputs = true
+			}
+			for _, ld := range strings.Split(line, "tl.load(")[1:] {
+				arg, hint := ld[:1], "none"
+				for _, h := range []string{"evict_last", "evict_first"} {
+					if i := strings.Index(ld, h); i >= 0 && !strings.Contains(ld[:i], "tl.load(") {
+						hint = h
+					}
+				}
+				counts[fmt.Sprintf("%s %v %s", arg, outputs, hint)]++
+			}
+		}
+		want := map[string]bool{"X false evict_last": true, "X true evict_first": true, "g true none": true}
+		for k := range counts {
+			if !want[k] {
+				t.Errorf("%s: a load %q (tensor, in the outputs' pass, hint):\n%s", p.Name, k, src)
+			}
+		}
+		for k := range want {
+			if counts[k] == 0 {
+				t.Errorf("%s: no load %q:\n%s", p.Name, k, src)
+			}
 		}
 	}
 }

@@ -121,13 +121,13 @@ func (e *emitter) rowStore(s *ir.Stmt, fits bool) {
 	e.line("for kg_cr in %s:", e.stream(ext, "BLOCK"))
 	e.ind += "    "
 	e.loops++
+	e.streamedPass(true)
 	e.line("kg_c0 = (%s - 1) // BLOCK * BLOCK - kg_cr", ext)
 	e.line("kg_c = kg_c0 + tl.arange(0, BLOCK)")
 	e.line("kg_cm = kg_c < %s", ext)
 	e.decompose("kg_c", cols, true)
 	e.store(s, "kg_cm")
-	e.loops--
-	e.ind = e.ind[4:]
+	e.endStream()
 }
 
 // blockShape and rowShape are the shapes of a row-reduce program's blocks
@@ -256,6 +256,7 @@ func (e *emitter) stream(n, step string) string {
 // BLOCK lanes, binding the axes to the lanes' points; it returns the
 // mask of the lanes inside the row. endStream closes it.
 func (e *emitter) streamRow(axes []*ir.Index) (mask string) {
+	e.streamedPass(false)
 	ext := lower.Extent(axes)
 	k0 := e.fresh("kg_k0")
 	e.line("for %s in %s:", k0, e.stream(e.expr(ext, ""), "BLOCK"))
@@ -272,6 +273,40 @@ func (e *emitter) streamRow(axes []*ir.Index) (mask string) {
 func (e *emitter) endStream() {
 	e.loops--
 	e.ind = e.ind[4:]
+	e.evict = ""
+}
+
+// evictHint is the eviction_policy argument of a load of t in a streamed
+// pass of a row-reduce program with EVICT set (lower.tileRowReduce): its
+// reductions' passes read with evict_last, which keeps their lines in the
+// L2 before others while lines not so marked remain (Triton's hint,
+// PTX's L2::evict_last), so that the passes after them read the row from
+// the L2; the outputs' pass reads with evict_first what those passes read
+// before it (its last read of them), and nothing else so: a tensor read
+// only by the outputs' pass, such as a layer norm's weights, is read
+// again by the next row's program.
+func (e *emitter) evictHint(t *ir.Tensor) string {
+	switch {
+	case e.evict == "evict_last":
+		e.reread[t] = true
+	case e.evict == "evict_first" && e.reread[t]:
+	default:
+		return ""
+	}
+	return fmt.Sprintf(", eviction_policy=%q", e.evict)
+}
+
+// streamedPass sets the eviction hint of the loads of the streamed pass
+// that opens next (the reductions' passes when last, the outputs' pass
+// when not), where the launch asks for hints (EVICT).
+func (e *emitter) streamedPass(last bool) {
+	e.evict = ""
+	if e.launch.Config["EVICT"] == 1 {
+		e.evict = "evict_last"
+		if last {
+			e.evict = "evict_first"
+		}
+	}
 }
 
 // onlinePass renders an OnlineSum's max and sum of shifted exponentials

@@ -120,10 +120,14 @@ kernel count_7(X: f32[2, 35, 7]) -> (C: i64[2, 35]) {
 func TestTritonStreamedRowsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/triton/testdata/streamed.kg"
-	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", spec)...)
-	summary := lastLine(out)
-	if code != 0 || !strings.HasPrefix(summary, "12 plans: 12 passed") {
-		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	// Then with the L2 eviction hints (EVICT), which Triton's
+	// interpreter takes as it takes them on a GPU.
+	for _, config := range []string{"row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1,row-reduce.EVICT=1"} {
+		code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", config, spec)...)
+		summary := lastLine(out)
+		if code != 0 || !strings.HasPrefix(summary, "12 plans: 12 passed") {
+			t.Fatalf("--config %s: exit %d: %s\n%s\n%s", config, code, summary, out, errText)
+		}
 	}
 }
 

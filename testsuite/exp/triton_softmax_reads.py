@@ -23,7 +23,7 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(__file__))
 from triton_softmax_phases import _combine, _update, outputs_kernel  # noqa: E402
-from triton_softmax_split import D, R  # noqa: E402
+from triton_softmax_split import D, R, time_plans  # noqa: E402
 
 
 @triton.jit
@@ -104,38 +104,18 @@ def main():
 def measure(plans, X, Y, ref, WM, WS, WM0, WS0):
     Z = torch.empty_like(X)
     plans["copy"] = lambda: Z.copy_(X)
-    flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")
-    graphs, errs = {}, {}
-    for name, f in plans.items():
+
+    def check(name, f):
         Y.fill_(float("nan"))
         f()
         torch.cuda.synchronize()
         if name.startswith("outputs"):
-            errs[name] = f"{(Y - ref).abs().max().item():.3g}"
-        elif name.startswith("stats B"):
-            errs[name] = f"m {(WM[:R] - WM0).abs().max().item():.3g} s {((WS[:R] - WS0) / WS0).abs().max().item():.3g}"
-        else:
-            errs[name] = ""
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            f()
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            f()
-        graphs[name] = g
-    times = {name: [] for name in plans}
-    for _ in range(100):
-        for name, g in graphs.items():
-            flush.zero_()
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            g.replay()
-            b.record()
-            b.synchronize()
-            times[name].append(a.elapsed_time(b) * 1e3)
+            return f"{(Y - ref).abs().max().item():.3g}"
+        if name.startswith("stats B"):
+            return f"m {(WM[:R] - WM0).abs().max().item():.3g} s {((WS[:R] - WS0) / WS0).abs().max().item():.3g}"
+        return ""
+
+    times, errs = time_plans(plans, check)
     print(torch.cuda.get_device_name(), "triton", triton.__version__, "torch", torch.__version__)
     print(f"reading {R} rows of {D} f32 ({R * D * 4 / 1e6:.1f} MB): plan, median us, p20-p80, GB/s read, check")
     for name, t in times.items():

@@ -147,13 +147,32 @@ def measure(plans, X, Y, ref):
     Z = torch.empty_like(X)
     plans["copy"] = lambda: Z.copy_(X)
 
-    flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")  # 256 MiB
-    graphs, errs = {}, {}
-    for name, f in plans.items():
+    def check(name, f):
         Y.fill_(float("nan"))
         f()
         torch.cuda.synchronize()
-        errs[name] = (Y - ref).abs().max().item() if name != "copy" else 0.0
+        return f"{(Y - ref).abs().max().item():.3g}" if name != "copy" else "0"
+
+    times, errs = time_plans(plans, check)
+    print(torch.cuda.get_device_name(), "triton", triton.__version__, "torch", torch.__version__)
+    print(f"softmax over {R} rows of {D} f32: plan, median us, p20-p80, of the copy, max |diff| from torch.softmax")
+    copy = statistics.median(times["copy"])
+    for name, t in times.items():
+        q = statistics.quantiles(t, n=10)
+        med = statistics.median(t)
+        print(f"  {name:28s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {copy / med:5.0%}  {errs[name]}")
+
+
+def time_plans(plans, check):
+    """Runs each plan once through check(name, f), which returns the text
+    of its error, captures it in a CUDA graph, then times the graphs: 100
+    rounds, plans interleaved, each replay after a 256 MiB memset that
+    flushes the L2, by CUDA events around the replay. Returns each plan's
+    times in us and its check's text."""
+    flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")  # 256 MiB
+    graphs, errs = {}, {}
+    for name, f in plans.items():
+        errs[name] = check(name, f)
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
@@ -174,13 +193,7 @@ def measure(plans, X, Y, ref):
             b.record()
             b.synchronize()
             times[name].append(a.elapsed_time(b) * 1e3)
-    print(torch.cuda.get_device_name(), "triton", triton.__version__, "torch", torch.__version__)
-    print(f"softmax over {R} rows of {D} f32: plan, median us, p20-p80, of the copy, max |diff| from torch.softmax")
-    copy = statistics.median(times["copy"])
-    for name, t in times.items():
-        q = statistics.quantiles(t, n=10)
-        med = statistics.median(t)
-        print(f"  {name:28s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {copy / med:5.0%}  {errs[name]:.3g}")
+    return times, errs
 
 
 if __name__ == "__main__":

@@ -19,15 +19,16 @@ import (
 var runnerTritonSource []byte
 
 // StartPythonRunner starts the Triton runner with python on the given
-// CUDA device. The script is written to cacheDir (the user's cache when
-// "") under a name that hashes its contents, so concurrent starts share
-// it safely.
+// CUDA device, under $KGEN_RUNNER_WRAPPER as the CUDA runner is
+// (RunnerWrapper). The script is written to cacheDir (the user's cache
+// when "") under a name that hashes its contents, so concurrent starts
+// share it safely.
 func StartPythonRunner(ctx context.Context, python, cacheDir string, device int) (*Runner, error) {
 	script, err := writeRunnerScript(cacheDir)
 	if err != nil {
 		return nil, err
 	}
-	return startRunner(ctx, []string{python, script, strconv.Itoa(device)}, nil)
+	return startRunner(ctx, append(RunnerWrapper(), python, script, strconv.Itoa(device)), nil)
 }
 
 // StartTritonInterpreter starts the Triton runner in Triton's interpreter

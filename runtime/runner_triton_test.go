@@ -51,6 +51,29 @@ func TestPythonRunnerStartFailure(t *testing.T) {
 	}
 }
 
+// TestPythonRunnerWrapper: the Triton runner starts under
+// $KGEN_RUNNER_WRAPPER (a profiler such as ncu), which is given the
+// python, the runner's script and the device: here a script that records
+// its arguments and exits, so that the start fails after it ran.
+func TestPythonRunnerWrapper(t *testing.T) {
+	dir := t.TempDir()
+	wrap, args := filepath.Join(dir, "wrap.sh"), filepath.Join(dir, "args")
+	if err := os.WriteFile(wrap, []byte("#!/bin/sh\necho \"$@\" > "+args+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KGEN_RUNNER_WRAPPER", wrap)
+	if _, err := StartPythonRunner(context.Background(), "/no/python", dir, 3); err == nil {
+		t.Fatal("started, want the start to fail once the wrapper exits")
+	}
+	got, err := os.ReadFile(args)
+	if err != nil {
+		t.Fatalf("the wrapper did not run: %v", err)
+	}
+	if f := strings.Fields(string(got)); len(f) != 3 || f[0] != "/no/python" || !strings.HasSuffix(f[1], ".py") || f[2] != "3" {
+		t.Errorf("wrapper's arguments %q, want the python, the runner's script and the device", got)
+	}
+}
+
 // TestPythonRunnerFlush drives the Triton runner's timing protocol with a
 // fake torch that counts what it is asked to do: a read flush sums the
 // scratch buffer before each sample and never writes it, a write flush

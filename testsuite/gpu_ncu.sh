@@ -4,6 +4,8 @@
 # its kernels under kgen bench, with the speed-of-light, occupancy, launch
 # and warp-state sections. Build bin/kgen first. Reports go to
 # $OUT/ncu-INSTANCE.txt; a summary of each is printed.
+# TARGET may be triton:sm_90 too (the Python runner starts under the
+# wrapper as the CUDA one does; Triton names a kernel after its function).
 #   TARGET=cuda:sm_90a testsuite/gpu_ncu.sh examples/softmax.kg:softmax_vocab
 set -u
 export PATH="/usr/local/cuda/bin:$PATH"

@@ -163,29 +163,49 @@ def measure(plans, X, Y, ref):
         print(f"  {name:28s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {copy / med:5.0%}  {errs[name]}")
 
 
-def time_plans(plans, check):
+def time_plans(plans, check, clean=False):
     """Runs each plan once through check(name, f), which returns the text
     of its error, captures it in a CUDA graph, then times the graphs: 100
     rounds, plans interleaved, each replay after a 256 MiB memset that
     flushes the L2, by CUDA events around the replay. Returns each plan's
-    times in us and its check's text."""
-    flush = torch.empty(64 << 20, dtype=torch.int32, device="cuda")  # 256 MiB
+    times in us and its check's text.
+
+    With clean, as kgen bench's clean flush: the flush reads the 256 MiB
+    instead (leaving the L2 clean), each plan's graph is a flush, the
+    plan and a flush again, so that the plan pays for writing back what
+    it wrote, and a graph of the two flushes alone, timed in the same
+    rounds, is taken from each time (its median, from each sample)."""
+    flush = torch.ones(64 << 20, dtype=torch.int32, device="cuda")  # 256 MiB
+    sink = torch.empty((), dtype=torch.int64, device="cuda")
+
+    def read_flush():
+        torch.sum(flush, out=sink)
+
     graphs, errs = {}, {}
+    if clean:
+        plans = dict(plans, **{"(two flushes)": lambda: None})
     for name, f in plans.items():
-        errs[name] = check(name, f)
+        if name != "(two flushes)":
+            errs[name] = check(name, f)
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
+            read_flush()
             f()
         torch.cuda.current_stream().wait_stream(s)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
+            if clean:
+                read_flush()
             f()
+            if clean:
+                read_flush()
         graphs[name] = g
     times = {name: [] for name in plans}
     for _ in range(100):
         for name, g in graphs.items():
-            flush.zero_()
+            if not clean:
+                flush.zero_()
             a = torch.cuda.Event(enable_timing=True)
             b = torch.cuda.Event(enable_timing=True)
             a.record()
@@ -193,6 +213,9 @@ def time_plans(plans, check):
             b.record()
             b.synchronize()
             times[name].append(a.elapsed_time(b) * 1e3)
+    if clean:
+        base = statistics.median(times.pop("(two flushes)"))
+        times = {name: [t - base for t in ts] for name, ts in times.items()}
     return times, errs
 
 

@@ -311,26 +311,26 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"pool":    "BLOCK=64, BLOCK_ROWS=16, EVICT=0, num_stages=1, num_warps=1",  // rows of 196 bytes: 16 x 64 = 1024 a warp
-		"tiny":    "BLOCK=32, BLOCK_ROWS=8, EVICT=0, num_stages=1, num_warps=1",   // 64 rows of 32 would make 16 programs: 8 rows
-		"few":     "BLOCK=128, BLOCK_ROWS=8, EVICT=0, num_stages=1, num_warps=2",  // 32 rows of 128: 128 programs, fewer than 264: 8 rows
-		"aligned": "BLOCK=128, BLOCK_ROWS=32, EVICT=0, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
-		"long":    "BLOCK=1024, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=2", // longer than 256
-		"empty":   "BLOCK=32, BLOCK_ROWS=32, EVICT=0, num_stages=1, num_warps=1",  // sums of nothing, one output a row
+		"pool":    "BLOCK=64, BLOCK_ROWS=16, CACHE=0, EVICT=0, num_stages=1, num_warps=1",  // rows of 196 bytes: 16 x 64 = 1024 a warp
+		"tiny":    "BLOCK=32, BLOCK_ROWS=8, CACHE=0, EVICT=0, num_stages=1, num_warps=1",   // 64 rows of 32 would make 16 programs: 8 rows
+		"few":     "BLOCK=128, BLOCK_ROWS=8, CACHE=0, EVICT=0, num_stages=1, num_warps=2",  // 32 rows of 128: 128 programs, fewer than 264: 8 rows
+		"aligned": "BLOCK=128, BLOCK_ROWS=32, CACHE=0, EVICT=0, num_stages=1, num_warps=8", // rows of 400 bytes: 32 x 128 = 4096
+		"long":    "BLOCK=1024, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=2", // longer than 256
+		"empty":   "BLOCK=32, BLOCK_ROWS=32, CACHE=0, EVICT=0, num_stages=1, num_warps=1",  // sums of nothing, one output a row
 		// Streamed: 128 rows, a program of 32 warps a multiprocessor; 512, four.
-		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=32",
-		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=8",
+		"vocab":      "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=32",
+		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=8",
 		// Streamed and then written, rows for two rounds of 132
 		// programs, 4 bytes an element of input: blocks of 8192 staged.
-		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, EVICT=0, num_stages=4, num_warps=16",
-		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, EVICT=0, num_stages=4, num_warps=16",
+		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=4, num_warps=16",
+		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=4, num_warps=16",
 		// A program a multiprocessor; rows that fit a block; 8 bytes an
 		// element (X and g).
-		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=32",
-		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=16",
-		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, EVICT=0, num_stages=1, num_warps=8",
+		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=32",
+		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=16",
+		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=8",
 		// Rows of 200 bytes, but of bf16: 4096 elements a program.
-		"short_bf16": "BLOCK=128, BLOCK_ROWS=32, EVICT=0, num_stages=1, num_warps=8",
+		"short_bf16": "BLOCK=128, BLOCK_ROWS=32, CACHE=0, EVICT=0, num_stages=1, num_warps=8",
 	}
 	for _, in := range prog.Instances {
 		p, err := lower.Build(in.Kernel, in.Env, in.Name, tgt.Limits())
@@ -642,6 +642,76 @@ instance short = softmax<R = 4096, D = 1000>
 		p := build(k.Name, k, nil)
 		if _, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, lim); err != nil {
 			t.Errorf("symbolic softmax: EVICT=1: %v", err)
+		}
+	}
+}
+
+// TestTileRowCache: Triton's row-reduce keeps the first CACHE points of a
+// streamed row in registers only where the row is read again, known
+// longer than CACHE, CACHE is whole blocks, and each thread keeps at most
+// 128 bytes of it.
+func TestTileRowCache(t *testing.T) {
+	prog, _ := checkOnSm90(t, "cache.kg", `
+kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
+  let mx[r] = max[d](X[r, d])
+  let den[r] = sum[d](exp(X[r, d] - mx[r]))
+  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
+}
+kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
+  Y[r] = sum[d](X[r, d])
+}
+instance vocab = softmax<R = 128, D = 50257>
+instance vocab_sum = rowsum<R = 128, D = 50257>
+instance short = softmax<R = 4096, D = 1000>
+`)
+	tgt, err := runtime.ParseTarget("triton:sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := tgt.Limits()
+	plan := func(name string) *lower.Plan {
+		for _, in := range prog.Instances {
+			if in.Name == name {
+				p, err := lower.Build(in.Kernel, in.Env, in.Name, lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+		}
+		for _, k := range prog.Kernels {
+			if k.Name == name {
+				p, err := lower.Build(k, nil, k.Name, lim)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+		}
+		t.Fatalf("no %s", name)
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		cfg  lower.Config
+		ok   bool
+	}{
+		{"vocab", lower.Config{"row-reduce.CACHE": 32768}, true},                              // 32 f32 a thread of 1024
+		{"vocab", lower.Config{"row-reduce.CACHE": 8192}, true},                               // 2 blocks of 4096
+		{"vocab", lower.Config{"row-reduce.CACHE": 1024}, false},                              // a part of a block
+		{"vocab", lower.Config{"row-reduce.CACHE": 32768, "row-reduce.num_warps": 16}, false}, // 64 a thread
+		{"vocab_sum", lower.Config{"row-reduce.CACHE": 8192}, false},                          // read once
+		{"short", lower.Config{"row-reduce.CACHE": 256, "row-reduce.BLOCK": 128}, true},
+		{"short", lower.Config{"row-reduce.CACHE": 1024, "row-reduce.BLOCK": 128}, false}, // not shorter than the row
+		{"short", lower.Config{"row-reduce.CACHE": 256}, false},                           // the row fits a block (1024)
+		{"softmax", lower.Config{"row-reduce.CACHE": 8192}, false},                        // length unknown
+	} {
+		p := plan(c.name)
+		if got := p.Launches[0].Config["CACHE"]; got != 0 {
+			t.Errorf("%s: default CACHE=%d, want 0", c.name, got)
+		}
+		if _, err := lower.Override(p, c.cfg, lim); (err == nil) != c.ok {
+			t.Errorf("%s with %s: error %v, want accepted %v", c.name, c.cfg, err, c.ok)
 		}
 	}
 }

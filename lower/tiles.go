@@ -228,7 +228,7 @@ type tileRowReduce struct{}
 func (tileRowReduce) Name() string            { return "row-reduce" }
 func (tileRowReduce) Accepts(s *ir.Stmt) bool { return rowWise(s) }
 func (tileRowReduce) Space() map[string][]int64 {
-	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": append(slices.Clone(warpSpace), 32), "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}, "num_stages": stageSpace, "EVICT": {0, 1}}
+	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": append(slices.Clone(warpSpace), 32), "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}, "num_stages": stageSpace, "EVICT": {0, 1}, "CACHE": {0, 64, 256, 1024, 4096, 8192, 16384, 32768}}
 }
 
 // Check: a block of at most maxTileThread elements a thread; EVICT only
@@ -242,6 +242,9 @@ func (tileRowReduce) Check(l *Launch) error {
 	}
 	if l.Config["EVICT"] == 1 && !rereads(l) {
 		return fmt.Errorf("EVICT hints passes that read a row again: this launch reads its rows once")
+	}
+	if err := checkCache(l); err != nil {
+		return err
 	}
 	if r == 1 {
 		return nil
@@ -265,6 +268,32 @@ func rereads(l *Launch) bool {
 	n := RowLength(l)
 	return RowsPerBlock(l) == 1 && (n < 1 || n > l.Config["BLOCK"]) && streamedPasses(l) > 1
 }
+
+// checkCache checks CACHE, the first points of a streamed row that a
+// program keeps in registers from its first pass to the last (0: none):
+// only for rows it reads again, known longer than CACHE, CACHE a whole
+// number of blocks, and at most maxCacheBytes a thread of the inputs it
+// reads along the row.
+func checkCache(l *Launch) error {
+	c := l.Config["CACHE"]
+	switch {
+	case c == 0:
+		return nil
+	case !rereads(l):
+		return fmt.Errorf("CACHE keeps a row for the passes that read it again: this launch reads its rows once")
+	case RowLength(l) <= c:
+		return fmt.Errorf("CACHE=%d needs rows known to be longer", c)
+	case c%l.Config["BLOCK"] != 0:
+		return fmt.Errorf("CACHE=%d is no whole number of blocks of %d", c, l.Config["BLOCK"])
+	case c*streamBytes(l) > maxCacheBytes*32*l.Config["num_warps"]:
+		return fmt.Errorf("CACHE=%d keeps more than %d bytes a thread over %d warps", c, maxCacheBytes, l.Config["num_warps"])
+	}
+	return nil
+}
+
+// maxCacheBytes is the most a thread of a tile-level row-reduce keeps of
+// its row between passes (CACHE): 32 registers of 4 bytes.
+const maxCacheBytes = 128
 
 // MaxRowBlock is the longest row a tile-level row-reduce keeps in
 // registers by default: 16384 elements over 16 warps is 32 a thread.
@@ -293,6 +322,9 @@ const MaxRowBlock = 16384
 // of a few microseconds).
 func (tileRowReduce) Default(l *Launch) Config {
 	c := rowShapeDefault(l)
+	// CACHE (a streamed row's first points kept in registers) is not yet
+	// timed: none by default, searched by kgen tune.
+	c["CACHE"] = 0
 	// EVICT (L2 eviction hints on rows read again) is left to kgen tune:
 	// on the H100 (testsuite/results/2026-11-26-h100-s10-evict/, Triton
 	// 3.6, kgen's code of then) the hints made softmax over 128 rows of

@@ -96,6 +96,9 @@ type emitter struct {
 	// reread holds the tensors its reductions' passes have read.
 	evict  string
 	reread map[*ir.Tensor]bool
+	// head is the points of a streamed row kept in registers (CACHE) in
+	// a row-reduce program, 0 for none.
+	head int64
 }
 
 func (e *emitter) line(format string, args ...any) {
@@ -202,12 +205,12 @@ func Signature(p *lower.Plan) []Arg {
 
 // constexprs are the launch's configuration values that the kernel takes
 // as tl.constexpr parameters, sorted: all but num_warps and num_stages,
-// which the launch takes, and EVICT, which the emitted code is written
-// with (evictHint).
+// which the launch takes, and EVICT and CACHE, which the emitted code is
+// written with (evictHint, headLanes).
 func constexprs(l *lower.Launch) []string {
 	var ks []string
 	for k := range l.Config {
-		if k != "num_warps" && k != "num_stages" && k != "EVICT" {
+		if k != "num_warps" && k != "num_stages" && k != "EVICT" && k != "CACHE" {
 			ks = append(ks, k)
 		}
 	}

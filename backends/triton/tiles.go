@@ -42,6 +42,15 @@ func (e *emitter) rowReduce() {
 	for from, to := range lower.RowAliases(l) {
 		e.vars[from] = e.vars[to.(*ir.IndexRef).Index]
 	}
+	if e.head = l.Config["CACHE"]; e.head > 0 {
+		// The row's first CACHE points, kept from the first pass to the
+		// last: loaded once (cache), their lanes' values the loops'
+		// starting values (headLanes), their outputs stored last.
+		e.cache = map[string]string{}
+		e.used["kg_h"] = true
+		e.line("kg_h = tl.arange(0, %d).to(tl.int64)", e.head)
+		defer func() { e.head, e.cache = 0, nil }()
+	}
 	if fits {
 		e.cache = map[string]string{}
 		e.used["kg_c"] = true
@@ -118,16 +127,27 @@ func (e *emitter) rowStore(s *ir.Stmt, fits bool) {
 	// stages took 270.30 us first to last and 245.09 last first.
 	e.used["kg_c0"], e.used["kg_cr"] = true, true
 	ext := e.paren(lower.Extent(cols), "")
-	e.line("for kg_cr in %s:", e.stream(ext, "BLOCK"))
+	e.line("for kg_cr in %s:", e.streamFrom(e.head, ext, "BLOCK"))
 	e.ind += "    "
 	e.loops++
 	e.streamedPass(true)
-	e.line("kg_c0 = (%s - 1) // BLOCK * BLOCK - kg_cr", ext)
+	if e.head > 0 {
+		e.line("kg_c0 = (%s - 1) // BLOCK * BLOCK - (kg_cr - %d)", ext, e.head)
+	} else {
+		e.line("kg_c0 = (%s - 1) // BLOCK * BLOCK - kg_cr", ext)
+	}
 	e.line("kg_c = kg_c0 + tl.arange(0, BLOCK)")
 	e.line("kg_cm = kg_c < %s", ext)
 	e.decompose("kg_c", cols, true)
 	e.store(s, "kg_cm")
 	e.endStream()
+	if e.head > 0 {
+		// The kept points' outputs, from the registers.
+		e.shape = fmt.Sprintf("[%d]", e.head)
+		e.bindRow(cols, "kg_h")
+		e.store(s, "")
+		e.shape = e.blockShape()
+	}
 }
 
 // blockShape and rowShape are the shapes of a row-reduce program's blocks
@@ -232,7 +252,11 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 		return v
 	}
 	acc := e.temp("acc")
-	e.line("%s = tl.full([BLOCK], %s, %s)", acc, ident, tlType(r.T))
+	if e.head > 0 {
+		e.line("%s = %s", acc, reduceAxis(r.Op, e.headLanes(r.Body, r.Axes), 0))
+	} else {
+		e.line("%s = tl.full([BLOCK], %s, %s)", acc, ident, tlType(r.T))
+	}
 	km := e.streamRow(r.Axes)
 	e.line("%s = %s", acc, combine(r.Op, r.T, acc, e.padded(r.Body, km, lower.Identity(r.Op, r.T))))
 	e.endStream()
@@ -245,11 +269,28 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 // step: with num_stages > 1, a tl.range that asks Triton's pipeliner to
 // issue that many iterations' loads ahead (through shared memory), which
 // a kernel's own num_stages does only for loads that feed tl.dot.
-func (e *emitter) stream(n, step string) string {
+func (e *emitter) stream(n, step string) string { return e.streamFrom(0, n, step) }
+
+// streamFrom is stream's range from the point from on.
+func (e *emitter) streamFrom(from int64, n, step string) string {
 	if s := e.launch.Config["num_stages"]; s > 1 {
-		return fmt.Sprintf("tl.range(0, %s, %s, num_stages=%d)", n, step, s)
+		return fmt.Sprintf("tl.range(%d, %s, %s, num_stages=%d)", from, n, step, s)
 	}
-	return fmt.Sprintf("range(0, %s, %s)", n, step)
+	return fmt.Sprintf("range(%d, %s, %s)", from, n, step)
+}
+
+// headLanes renders x over the row's kept points (CACHE, kg_h) as a
+// [CACHE // BLOCK, BLOCK] block: lane l of its row j is the point j *
+// BLOCK + l, where a streamed loop's block j has it, so that reducing it
+// along axis 0 gives each lane's value over the kept points.
+func (e *emitter) headLanes(x ir.Expr, axes []*ir.Index) string {
+	e.shape = fmt.Sprintf("[%d]", e.head)
+	e.bindRow(axes, "kg_h")
+	v := e.value(x, "")
+	e.shape = e.blockShape()
+	h := e.temp("hx")
+	e.line("%s = tl.reshape(%s, [%d, BLOCK])", h, strip(v), e.head/e.launch.Config["BLOCK"])
+	return h
 }
 
 // streamRow opens a loop over axes, a row streamed through blocks of
@@ -259,7 +300,7 @@ func (e *emitter) streamRow(axes []*ir.Index) (mask string) {
 	e.streamedPass(false)
 	ext := lower.Extent(axes)
 	k0 := e.fresh("kg_k0")
-	e.line("for %s in %s:", k0, e.stream(e.expr(ext, ""), "BLOCK"))
+	e.line("for %s in %s:", k0, e.streamFrom(e.head, e.expr(ext, ""), "BLOCK"))
 	e.ind += "    "
 	e.loops++
 	kk, km := e.fresh("kg_k"), e.fresh("kg_km")
@@ -331,8 +372,18 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 	inf, zero := lower.Identity(ir.Max, t), lower.Identity(ir.Sum, t)
 	m, s := e.temp("om"), e.temp("os")
 	e.shape = e.blockShape()
-	e.line("%s = tl.full([BLOCK], %s, %s)", m, constant(inf), tlType(t))
-	e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
+	if e.head > 0 {
+		// Each lane's max over the kept points, and its sum of their
+		// exponentials shifted by it: NaN where the max is -inf or +inf
+		// (exp(-inf - -inf), exp(inf - inf)), as the loop's own update
+		// leaves it.
+		h := e.headLanes(p.Max.Body, p.Max.Axes)
+		e.line("%s = %s", m, reduceAxis(ir.Max, h, 0))
+		e.line("%s = tl.sum(%s, axis=0)", s, expNegAbs(t, fmt.Sprintf("%s - %s[None, :]", h, m)))
+	} else {
+		e.line("%s = tl.full([BLOCK], %s, %s)", m, constant(inf), tlType(t))
+		e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
+	}
 	km := e.streamRow(p.Max.Axes)
 	x, up, ex := e.temp("ox"), e.temp("oup"), e.temp("oe")
 	one := typed(&ir.Const{T: t, F: 1})
@@ -363,8 +414,21 @@ func (e *emitter) centeredPass(p lower.CenteredSum) centered {
 	c := centered{e.temp("cn"), e.temp("ck"), e.temp("cs1"), e.temp("cs2")}
 	acc := e.temp("acc")
 	e.shape = e.blockShape()
-	for _, v := range []string{c.n, c.k, c.s1, c.s2, acc} {
-		e.line("%s = tl.zeros([BLOCK], %s)", v, tt)
+	if e.head > 0 {
+		// Each lane's count, shift (the mean of its kept points: any
+		// value near them serves), and shifted sums over the kept points.
+		h, d := e.headLanes(p.Sum.Body, p.Sum.Axes), e.temp("hd")
+		n := e.head / e.launch.Config["BLOCK"]
+		e.line("%s = tl.full([BLOCK], %d, %s)", c.n, n, tt)
+		e.line("%s = tl.sum(%s, axis=0)", acc, h)
+		e.line("%s = %s / %d", c.k, acc, n)
+		e.line("%s = %s - %s[None, :]", d, h, c.k)
+		e.line("%s = tl.sum(%s, axis=0)", c.s1, d)
+		e.line("%s = tl.sum(%s * %s, axis=0)", c.s2, d, d)
+	} else {
+		for _, v := range []string{c.n, c.k, c.s1, c.s2, acc} {
+			e.line("%s = tl.zeros([BLOCK], %s)", v, tt)
+		}
 	}
 	km := e.streamRow(p.Sum.Axes)
 	x, d := e.temp("cx"), e.temp("cd")

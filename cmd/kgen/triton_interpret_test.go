@@ -121,8 +121,11 @@ func TestTritonStreamedRowsInterpreted(t *testing.T) {
 	python := interpreterPython(t)
 	spec := "../../backends/triton/testdata/streamed.kg"
 	// Then with the L2 eviction hints (EVICT), which Triton's
-	// interpreter takes as it takes them on a GPU.
-	for _, config := range []string{"row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1,row-reduce.EVICT=1"} {
+	// interpreter takes as it takes them on a GPU, and with each row's
+	// first 64 points kept in registers (CACHE: their lanes' values start
+	// each pass's loop, their outputs are stored last).
+	base := "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1"
+	for _, config := range []string{base, base + ",row-reduce.EVICT=1", base + ",row-reduce.CACHE=64", base + ",row-reduce.CACHE=64,row-reduce.EVICT=1"} {
 		code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", config, spec)...)
 		summary := lastLine(out)
 		if code != 0 || !strings.HasPrefix(summary, "12 plans: 12 passed") {

@@ -253,7 +253,7 @@ func (e *emitter) rowReduction(r *ir.Reduce, fits bool) string {
 	}
 	acc := e.temp("acc")
 	if e.head > 0 {
-		e.line("%s = %s", acc, reduceAxis(r.Op, e.headLanes(r.Body, r.Axes), 0))
+		e.line("%s = %s.to(%s)", acc, reduceAxis(r.Op, e.headLanes(r.Body, r.Axes), 0), tlType(r.T))
 	} else {
 		e.line("%s = tl.full([BLOCK], %s, %s)", acc, ident, tlType(r.T))
 	}
@@ -286,10 +286,13 @@ func (e *emitter) streamFrom(from int64, n, step string) string {
 func (e *emitter) headLanes(x ir.Expr, axes []*ir.Index) string {
 	e.shape = fmt.Sprintf("[%d]", e.head)
 	e.bindRow(axes, "kg_h")
-	v := e.value(x, "")
+	v := strip(e.value(x, ""))
+	if !slices.ContainsFunc(axes, func(ix *ir.Index) bool { return lower.Mentions(x, ix) }) {
+		v = fmt.Sprintf("tl.broadcast_to(%s, %s)", v, e.shape) // the same at every point
+	}
 	e.shape = e.blockShape()
 	h := e.temp("hx")
-	e.line("%s = tl.reshape(%s, [%d, BLOCK])", h, strip(v), e.head/e.launch.Config["BLOCK"])
+	e.line("%s = tl.reshape(%s, [%d, BLOCK])", h, v, e.head/e.launch.Config["BLOCK"])
 	return h
 }
 
@@ -379,7 +382,7 @@ func (e *emitter) onlinePass(p lower.OnlineSum) (mx, sum string) {
 		// leaves it.
 		h := e.headLanes(p.Max.Body, p.Max.Axes)
 		e.line("%s = %s", m, reduceAxis(ir.Max, h, 0))
-		e.line("%s = tl.sum(%s, axis=0)", s, expNegAbs(t, fmt.Sprintf("%s - %s[None, :]", h, m)))
+		e.line("%s = tl.sum(%s, axis=0).to(%s)", s, expNegAbs(t, fmt.Sprintf("%s - %s[None, :]", h, m)), tlType(t))
 	} else {
 		e.line("%s = tl.full([BLOCK], %s, %s)", m, constant(inf), tlType(t))
 		e.line("%s = tl.full([BLOCK], %s, %s)", s, constant(zero), tlType(t))
@@ -420,11 +423,11 @@ func (e *emitter) centeredPass(p lower.CenteredSum) centered {
 		h, d := e.headLanes(p.Sum.Body, p.Sum.Axes), e.temp("hd")
 		n := e.head / e.launch.Config["BLOCK"]
 		e.line("%s = tl.full([BLOCK], %d, %s)", c.n, n, tt)
-		e.line("%s = tl.sum(%s, axis=0)", acc, h)
-		e.line("%s = %s / %d", c.k, acc, n)
+		e.line("%s = tl.sum(%s, axis=0).to(%s)", acc, h, tt)
+		e.line("%s = (%s / %d).to(%s)", c.k, acc, n, tt)
 		e.line("%s = %s - %s[None, :]", d, h, c.k)
-		e.line("%s = tl.sum(%s, axis=0)", c.s1, d)
-		e.line("%s = tl.sum(%s * %s, axis=0)", c.s2, d, d)
+		e.line("%s = tl.sum(%s, axis=0).to(%s)", c.s1, d, tt)
+		e.line("%s = tl.sum(%s * %s, axis=0).to(%s)", c.s2, d, d, tt)
 	} else {
 		for _, v := range []string{c.n, c.k, c.s1, c.s2, acc} {
 			e.line("%s = tl.zeros([BLOCK], %s)", v, tt)

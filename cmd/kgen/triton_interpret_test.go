@@ -134,6 +134,21 @@ func TestTritonStreamedRowsInterpreted(t *testing.T) {
 	}
 }
 
+// TestTritonCachedRowsInterpreted runs backends/triton's
+// testdata/cached.kg in Triton's interpreter with each row's first two
+// blocks kept in registers (CACHE): f16 and bf16 rows with f32
+// statistics, an i32 sum, and an f64 count whose body is the same at
+// every point of the row.
+func TestTritonCachedRowsInterpreted(t *testing.T) {
+	python := interpreterPython(t)
+	spec := "../../backends/triton/testdata/cached.kg"
+	code, out, errText := kgen(t, interpretArgs(python, "--seeds", "2", "--config", "row-reduce.BLOCK=32,row-reduce.BLOCK_ROWS=1,row-reduce.CACHE=64", spec)...)
+	summary := lastLine(out)
+	if code != 0 || !strings.HasPrefix(summary, "8 plans: 8 passed") {
+		t.Fatalf("exit %d: %s\n%s\n%s", code, summary, out, errText)
+	}
+}
+
 // TestTritonStrideSumsInterpreted runs backends/cuda's testdata/strides.kg,
 // sums whose terms a divisibility test picks (lower/stridesum.go), in
 // Triton's interpreter, which evaluates both sides of a select: the loads

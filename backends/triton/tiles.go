@@ -341,8 +341,8 @@ func (e *emitter) evictHint(t *ir.Tensor) string {
 }
 
 // streamedPass sets the eviction hint of the loads of the streamed pass
-// that opens next (the reductions' passes when last, the outputs' pass
-// when not), where the launch asks for hints (EVICT).
+// that opens next, where the launch asks for hints (EVICT): a reductions'
+// pass's (last false) or the outputs' pass's (last true).
 func (e *emitter) streamedPass(last bool) {
 	e.evict = ""
 	if e.launch.Config["EVICT"] == 1 {

@@ -586,14 +586,17 @@ instance relu_tiny = relu<N = 3>
 	checkTileConfigs(t, src, want, cases, "fewer points than threads")
 }
 
-// TestTileRowEvict: Triton's row-reduce takes EVICT=1 only where a program
-// streams its row through more than one pass: a softmax's (an online max
-// and sum, then the outputs) and a centering's (the sum, then the
-// outputs) in blocks shorter than their rows, or of rows whose length is
-// known only at run time; not a sum alone (one pass), nor rows that a
-// block holds (read once).
-func TestTileRowEvict(t *testing.T) {
-	prog, _ := checkOnSm90(t, "evict.kg", `
+// TestTileRowRereads: Triton's row-reduce takes EVICT=1 (L2 hints) and
+// CACHE (the first points of a row kept in registers) only where a
+// program streams its row through more than one pass: a softmax's (an
+// online max and sum, then the outputs) and a centering's (the sum, then
+// the outputs) in blocks shorter than their rows; not a sum alone (one
+// pass), nor rows that a block holds (read once). EVICT takes rows whose
+// length is known only at run time too; CACHE needs them known longer
+// than CACHE, CACHE whole blocks, and at most 128 bytes of it a thread.
+// Neither is on by default.
+func TestTileRowRereads(t *testing.T) {
+	prog, _ := checkOnSm90(t, "rereads.kg", `
 kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
   let mx[r] = max[d](X[r, d])
   let den[r] = sum[d](exp(X[r, d] - mx[r]))
@@ -608,59 +611,6 @@ kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
 }
 instance vocab = softmax<R = 128, D = 50257>
 instance inorm = center<R = 1024, D = 65536>
-instance vocab_sum = rowsum<R = 128, D = 50257>
-instance short = softmax<R = 4096, D = 1000>
-`)
-	tgt, err := runtime.ParseTarget("triton:sm_90")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := tgt.Limits()
-	build := func(name string, k *ir.Kernel, env *ir.Env) *lower.Plan {
-		p, err := lower.Build(k, env, name, lim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	want := map[string]bool{"vocab": true, "inorm": true, "vocab_sum": false, "short": false}
-	for _, in := range prog.Instances {
-		p := build(in.Name, in.Kernel, in.Env)
-		if got := p.Launches[0].Config["EVICT"]; got != 0 {
-			t.Errorf("%s: default EVICT=%d, want 0", in.Name, got)
-		}
-		_, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, lim)
-		if want[in.Name] != (err == nil) {
-			t.Errorf("%s: EVICT=1: error %v, want accepted %v", in.Name, err, want[in.Name])
-		}
-	}
-	// A symbolic row: its length is known only when the kernel runs.
-	for _, k := range prog.Kernels {
-		if k.Name != "softmax" {
-			continue
-		}
-		p := build(k.Name, k, nil)
-		if _, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, lim); err != nil {
-			t.Errorf("symbolic softmax: EVICT=1: %v", err)
-		}
-	}
-}
-
-// TestTileRowCache: Triton's row-reduce keeps the first CACHE points of a
-// streamed row in registers only where the row is read again, known
-// longer than CACHE, CACHE is whole blocks, and each thread keeps at most
-// 128 bytes of it.
-func TestTileRowCache(t *testing.T) {
-	prog, _ := checkOnSm90(t, "cache.kg", `
-kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
-  let mx[r] = max[d](X[r, d])
-  let den[r] = sum[d](exp(X[r, d] - mx[r]))
-  Y[r, d] = exp(X[r, d] - mx[r]) / den[r]
-}
-kernel rowsum<R, D>(X: f32[R, D]) -> (Y: f32[R]) {
-  Y[r] = sum[d](X[r, d])
-}
-instance vocab = softmax<R = 128, D = 50257>
 instance vocab_sum = rowsum<R = 128, D = 50257>
 instance short = softmax<R = 4096, D = 1000>
 `)
@@ -696,19 +646,24 @@ instance short = softmax<R = 4096, D = 1000>
 		cfg  lower.Config
 		ok   bool
 	}{
+		{"vocab", lower.Config{"row-reduce.EVICT": 1}, true},
+		{"inorm", lower.Config{"row-reduce.EVICT": 1}, true},
+		{"softmax", lower.Config{"row-reduce.EVICT": 1}, true}, // length unknown, streamed
+		{"vocab_sum", lower.Config{"row-reduce.EVICT": 1}, false},
+		{"short", lower.Config{"row-reduce.EVICT": 1}, false},                                 // the row fits a block (1024)
 		{"vocab", lower.Config{"row-reduce.CACHE": 32768}, true},                              // 32 f32 a thread of 1024
 		{"vocab", lower.Config{"row-reduce.CACHE": 8192}, true},                               // 2 blocks of 4096
 		{"vocab", lower.Config{"row-reduce.CACHE": 1024}, false},                              // a part of a block
 		{"vocab", lower.Config{"row-reduce.CACHE": 32768, "row-reduce.num_warps": 16}, false}, // 64 a thread
-		{"vocab_sum", lower.Config{"row-reduce.CACHE": 8192}, false},                          // read once
+		{"vocab_sum", lower.Config{"row-reduce.CACHE": 8192}, false},
 		{"short", lower.Config{"row-reduce.CACHE": 256, "row-reduce.BLOCK": 128}, true},
 		{"short", lower.Config{"row-reduce.CACHE": 1024, "row-reduce.BLOCK": 128}, false}, // not shorter than the row
-		{"short", lower.Config{"row-reduce.CACHE": 256}, false},                           // the row fits a block (1024)
-		{"softmax", lower.Config{"row-reduce.CACHE": 8192}, false},                        // length unknown
+		{"short", lower.Config{"row-reduce.CACHE": 256}, false},
+		{"softmax", lower.Config{"row-reduce.CACHE": 8192}, false}, // length unknown
 	} {
 		p := plan(c.name)
-		if got := p.Launches[0].Config["CACHE"]; got != 0 {
-			t.Errorf("%s: default CACHE=%d, want 0", c.name, got)
+		if l := p.Launches[0]; l.Config["EVICT"] != 0 || l.Config["CACHE"] != 0 {
+			t.Errorf("%s: default %s, want EVICT=0 and CACHE=0", c.name, l.Config)
 		}
 		if _, err := lower.Override(p, c.cfg, lim); (err == nil) != c.ok {
 			t.Errorf("%s with %s: error %v, want accepted %v", c.name, c.cfg, err, c.ok)

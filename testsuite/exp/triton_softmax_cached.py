@@ -17,7 +17,6 @@
 # memset flush, plans interleaved, 100 rounds each.
 #   python3 testsuite/exp/triton_softmax_cached.py DIR   (DIR: kgen build --target triton:sm_90 --kernel softmax_vocab -o DIR examples/softmax.kg)
 import os
-import statistics
 import sys
 
 import torch
@@ -26,7 +25,7 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(__file__))
 from triton_softmax_phases import _combine, _update  # noqa: E402
-from triton_softmax_split import D, R, load_kgen, time_plans  # noqa: E402
+from triton_softmax_split import D, R, load_kgen, measure  # noqa: E402
 
 
 @triton.jit
@@ -75,24 +74,8 @@ def main():
             name = f"cached {c} w{w}" + (" hint" if hint else "")
             plans[name] = (lambda c, w, hint: lambda: cached_row[(R,)](X, Y, D, 4096, c, hint, num_warps=w))(c, w, hint)
     plans["torch.softmax"] = lambda: torch.ops.aten._softmax.out(X, 1, False, out=Y)
-    Z = torch.empty_like(X)
-    plans["copy"] = lambda: Z.copy_(X)
-
-    def check(name, f):
-        Y.fill_(float("nan"))
-        f()
-        torch.cuda.synchronize()
-        return f"{(Y - ref).abs().max().item():.3g}" if name != "copy" else "0"
-
-    print(torch.cuda.get_device_name(), "triton", triton.__version__, "torch", torch.__version__)
-    for clean in (True, False):
-        times, errs = time_plans(dict(plans), check, clean=clean)
-        copy = statistics.median(times["copy"])
-        print(f"softmax over {R} rows of {D} f32, {'clean (read) flush, less two flushes' if clean else 'memset flush'}: plan, median us, p20-p80, of the copy, max |diff| from torch.softmax")
-        for name, t in times.items():
-            q = statistics.quantiles(t, n=10)
-            med = statistics.median(t)
-            print(f"  {name:24s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {copy / med:5.0%}  {errs[name]}")
+    measure(plans, X, Y, ref, clean=True)
+    measure(plans, X, Y, ref)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@
 # Timing as triton_softmax_split.py's measure.
 #   python3 testsuite/exp/triton_softmax_reads.py
 import os
-import statistics
 import sys
 
 import torch
@@ -23,7 +22,7 @@ import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(__file__))
 from triton_softmax_phases import _combine, _update, outputs_kernel  # noqa: E402
-from triton_softmax_split import D, R, time_plans  # noqa: E402
+from triton_softmax_split import D, R, table, time_plans  # noqa: E402
 
 
 @triton.jit
@@ -117,11 +116,8 @@ def measure(plans, X, Y, ref, WM, WS, WM0, WS0):
 
     times, errs = time_plans(plans, check)
     print(torch.cuda.get_device_name(), "triton", triton.__version__, "torch", torch.__version__)
-    print(f"reading {R} rows of {D} f32 ({R * D * 4 / 1e6:.1f} MB): plan, median us, p20-p80, GB/s read, check")
-    for name, t in times.items():
-        q = statistics.quantiles(t, n=10)
-        med = statistics.median(t)
-        print(f"  {name:24s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {R * D * 4 / med / 1e3:7.0f}  {errs[name]}")
+    table(f"reading {R} rows of {D} f32 ({R * D * 4 / 1e6:.1f} MB): plan, median us, p20-p80, GB/s read, check",
+          times, errs, lambda med: f"{R * D * 4 / med / 1e3:7.0f}")
 
 
 if __name__ == "__main__":

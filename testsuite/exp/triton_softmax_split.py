@@ -141,9 +141,10 @@ def main():
     measure(plans, X, Y, ref)
 
 
-def measure(plans, X, Y, ref):
+def measure(plans, X, Y, ref, clean=False):
     """Times each plan (a function launching it, writing Y) beside a copy
-    of X, as the header says, and prints the table."""
+    of X, as the header says (with clean, under the clean flush:
+    time_plans), and prints the table."""
     Z = torch.empty_like(X)
     plans["copy"] = lambda: Z.copy_(X)
 
@@ -153,14 +154,22 @@ def measure(plans, X, Y, ref):
         torch.cuda.synchronize()
         return f"{(Y - ref).abs().max().item():.3g}" if name != "copy" else "0"
 
-    times, errs = time_plans(plans, check)
+    times, errs = time_plans(plans, check, clean)
     print(torch.cuda.get_device_name(), "triton", triton.__version__, "torch", torch.__version__)
-    print(f"softmax over {R} rows of {D} f32: plan, median us, p20-p80, of the copy, max |diff| from torch.softmax")
     copy = statistics.median(times["copy"])
+    flush = ", clean (read) flush, less two flushes" if clean else ""
+    table(f"softmax over {R} rows of {D} f32{flush}: plan, median us, p20-p80, of the copy, max |diff| from torch.softmax",
+          times, errs, lambda med: f"{copy / med:5.0%}")
+
+
+def table(title, times, errs, figure):
+    """Prints title, then a line a plan: its median time, p20-p80, the
+    figure of its median (figure(median)) and its check's text."""
+    print(title)
     for name, t in times.items():
         q = statistics.quantiles(t, n=10)
         med = statistics.median(t)
-        print(f"  {name:28s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {copy / med:5.0%}  {errs[name]}")
+        print(f"  {name:28s} {med:8.2f}  {q[1]:8.2f}-{q[7]:<8.2f} {figure(med)}  {errs[name]}")
 
 
 def time_plans(plans, check, clean=False):

@@ -231,8 +231,9 @@ func (tileRowReduce) Space() map[string][]int64 {
 	return map[string][]int64{"BLOCK": {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}, "num_warps": append(slices.Clone(warpSpace), 32), "BLOCK_ROWS": {1, 2, 4, 8, 16, 32, 64}, "num_stages": stageSpace, "EVICT": {0, 1}, "CACHE": {0, 64, 256, 1024, 4096, 8192, 16384, 32768}}
 }
 
-// Check: a block of at most maxTileThread elements a thread; EVICT only
-// where rows are read again (rereads); several rows a program (BLOCK_ROWS > 1) need rows that fit one block, at most
+// Check: a block of at most maxTileThread elements a thread; EVICT and
+// CACHE only where rows are read again (rereads, checkCache); several
+// rows a program (BLOCK_ROWS > 1) need rows that fit one block, at most
 // MaxRowBlock elements a program, and rows to count (a statement with row
 // indices).
 func (tileRowReduce) Check(l *Launch) error {

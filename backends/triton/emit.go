@@ -702,9 +702,10 @@ func (e *emitter) load(x *ir.Load, mask, other string) string {
 	} else if m != "" {
 		other = ", other=0"
 	}
-	text := fmt.Sprintf("tl.load(%s%s)", ptr, e.evictHint(x.Tensor))
+	hint := e.evictHint(x.Tensor)
+	text := fmt.Sprintf("tl.load(%s%s)", ptr, hint)
 	if m != "" {
-		text = fmt.Sprintf("tl.load(%s, mask=%s%s%s)", ptr, m, other, e.evictHint(x.Tensor))
+		text = fmt.Sprintf("tl.load(%s, mask=%s%s%s)", ptr, m, other, hint)
 	}
 	if e.cache == nil || e.loops > 0 {
 		return text

@@ -322,13 +322,16 @@ instance short_bf16 = center_bf16<R = 131072, D = 100>
 		"vocab_many": "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=8",
 		// Streamed and then written, rows for two rounds of 132
 		// programs, 4 bytes an element of input: blocks of 8192 staged.
-		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=4, num_warps=16",
-		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=4, num_warps=16",
-		// A program a multiprocessor; rows that fit a block; 8 bytes an
-		// element (X and g).
-		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=32",
+		// Rows read again: kept points of 32 registers a thread.
+		"inorm":      "BLOCK=8192, BLOCK_ROWS=1, CACHE=16384, EVICT=0, num_stages=4, num_warps=16",
+		"inorm_bf16": "BLOCK=8192, BLOCK_ROWS=1, CACHE=16384, EVICT=0, num_stages=4, num_warps=16",
+		// A program a multiprocessor (16 registers a thread of 1024
+		// kept); rows that fit a block (read once); 8 bytes an element
+		// (X and g: two registers a point kept, 4096 points of 256
+		// threads).
+		"inorm_few":   "BLOCK=4096, BLOCK_ROWS=1, CACHE=16384, EVICT=0, num_stages=1, num_warps=32",
 		"inorm_short": "BLOCK=16384, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=16",
-		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, CACHE=0, EVICT=0, num_stages=1, num_warps=8",
+		"inorm_gamma": "BLOCK=4096, BLOCK_ROWS=1, CACHE=4096, EVICT=0, num_stages=1, num_warps=8",
 		// Rows of 200 bytes, but of bf16: 4096 elements a program.
 		"short_bf16": "BLOCK=128, BLOCK_ROWS=32, CACHE=0, EVICT=0, num_stages=1, num_warps=8",
 	}
@@ -594,7 +597,8 @@ instance relu_tiny = relu<N = 3>
 // pass), nor rows that a block holds (read once). EVICT takes rows whose
 // length is known only at run time too; CACHE needs them known longer
 // than CACHE, CACHE whole blocks, and at most 128 bytes of it a thread.
-// Neither is on by default.
+// EVICT is off by default; CACHE is on where rows are read again and
+// known longer than the points it keeps.
 func TestTileRowRereads(t *testing.T) {
 	prog, _ := checkOnSm90(t, "rereads.kg", `
 kernel softmax<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
@@ -647,6 +651,7 @@ instance short = softmax<R = 4096, D = 1000>
 		ok   bool
 	}{
 		{"vocab", lower.Config{"row-reduce.EVICT": 1}, true},
+		{"vocab", lower.Config{"row-reduce.CACHE": 0}, true},
 		{"inorm", lower.Config{"row-reduce.EVICT": 1}, true},
 		{"softmax", lower.Config{"row-reduce.EVICT": 1}, true}, // length unknown, streamed
 		{"vocab_sum", lower.Config{"row-reduce.EVICT": 1}, false},
@@ -662,8 +667,11 @@ instance short = softmax<R = 4096, D = 1000>
 		{"softmax", lower.Config{"row-reduce.CACHE": 8192}, false}, // length unknown
 	} {
 		p := plan(c.name)
-		if l := p.Launches[0]; l.Config["EVICT"] != 0 || l.Config["CACHE"] != 0 {
-			t.Errorf("%s: default %s, want EVICT=0 and CACHE=0", c.name, l.Config)
+		// The default keeps 16384 points, 16 registers a thread of 1024
+		// (32 warps, 128 streamed rows) or 32 of 512 (16 warps).
+		cache := map[string]int64{"vocab": 16384, "inorm": 16384}[c.name]
+		if l := p.Launches[0]; l.Config["EVICT"] != 0 || l.Config["CACHE"] != cache {
+			t.Errorf("%s: default %s, want EVICT=0 and CACHE=%d", c.name, l.Config, cache)
 		}
 		if _, err := lower.Override(p, c.cfg, lim); (err == nil) != c.ok {
 			t.Errorf("%s with %s: error %v, want accepted %v", c.name, c.cfg, err, c.ok)

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"kgen.dev/kgen/ir"
@@ -320,24 +321,54 @@ const MaxRowBlock = 16384
 // same, rows of 100 bf16 slower (10.89 -> 12.74); rows in whole chunks,
 // left as they were, the same (65536 rows of 100 f32), slower (200 bf16,
 // 8.48 -> 11.95) or faster (4096 rows of 100 f32, 3.97 -> 2.24, a launch
-// of a few microseconds).
+// of a few microseconds). Rows read again keep their first points in
+// registers (defaultCache); no eviction hints.
 func (tileRowReduce) Default(l *Launch) Config {
 	c := rowShapeDefault(l)
-	// CACHE (a streamed row's first points kept in registers) is not yet
-	// timed: none by default, searched by kgen tune.
-	c["CACHE"] = 0
+	c["CACHE"] = defaultCache(l.with(c))
 	// EVICT (L2 eviction hints on rows read again) is left to kgen tune:
 	// on the H100 (testsuite/results/2026-11-26-h100-s10-evict/, Triton
 	// 3.6, kgen's code of then) the hints made softmax over 128 rows of
 	// 50257 f32 10% faster (62.4 -> 56.6 us) and cross entropy's over 512
 	// rows of 32000 as much, instancenorm over 1024 rows of 65536 and a
 	// layer norm over 16 rows of 4M 2-3% slower; no rule that tells the
-	// two apart has been measured.
+	// two apart has been measured. With the online max and sum and 32
+	// warps (testsuite/results/2026-12-07-h100-s46-evict/, both orders),
+	// the softmax was 6% slower with them and the instancenorm the same.
 	c["EVICT"] = 0
 	return c
 }
 
-// rowShapeDefault is tileRowReduce's default less EVICT.
+// defaultCache is the CACHE of a row-reduce default: where the launch
+// reads its rows again, the most that checkCache takes whose kept points
+// fill at most a quarter of the multiprocessor's 65536 registers and 32 a
+// thread, a register a point of each input read along the row (Triton
+// keeps a bf16 point in one: on sm_90, a centering over rows of 65536
+// bf16 in 16 warps has 64 registers a thread without CACHE, 98 with
+// 16384, 127 with 32768), the rest left to the passes' loads and sums. On
+// the H100 (testsuite/results/2026-12-07-h100-s46-evict/, both orders in
+// one call), instancenorm over 1024 rows of 65536 f32 (16 warps: 32
+// registers a thread) took 240.8 us without and 219.4 with CACHE=16384,
+// and 240.6 after 219.3; softmax over 128 rows of 50257 f32 (32 warps: 16
+// a thread, 16384) 33.7 -> 32.5 and 34.2 after 32.2, within the noise,
+// and 34.7 -> 34.0 with 32768.
+func defaultCache(l *Launch) int64 {
+	if !rereads(l) {
+		return 0
+	}
+	regs := min(65536/4, 32*32*l.Config["num_warps"])
+	inputs := int64(len(streamInputs(l)))
+	for _, c := range slices.Backward(tileRowReduce{}.Space()["CACHE"]) {
+		trial := l.with(maps.Clone(l.Config))
+		trial.Config["CACHE"] = c
+		if c > 0 && c*inputs <= regs && checkCache(trial) == nil {
+			return c
+		}
+	}
+	return 0
+}
+
+// rowShapeDefault is tileRowReduce's default less EVICT and CACHE.
 func rowShapeDefault(l *Launch) Config {
 	n := RowLength(l)
 	if n >= 1 && n <= shortRow && l.RowDims > 0 {
@@ -407,18 +438,26 @@ const streamBlock = 8192
 // streamBytes is the bytes a row element costs a streaming loop's loads:
 // the sum of the element sizes of every input the launch reads.
 func streamBytes(l *Launch) int64 {
-	seen := map[*ir.Tensor]bool{}
 	var bytes int64
+	for _, t := range streamInputs(l) {
+		bytes += int64(t.DType.Size())
+	}
+	return bytes
+}
+
+// streamInputs is every input that a launch's statements read, once
+// each, in the order they are first read.
+func streamInputs(l *Launch) []*ir.Tensor {
+	var ins []*ir.Tensor
 	for _, s := range l.Stmts() {
 		ir.Walk(s.Value, func(x ir.Expr) bool {
-			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input && !seen[ld.Tensor] {
-				seen[ld.Tensor] = true
-				bytes += int64(ld.Tensor.DType.Size())
+			if ld, ok := x.(*ir.Load); ok && ld.Tensor.Kind == ir.Input && !slices.Contains(ins, ld.Tensor) {
+				ins = append(ins, ld.Tensor)
 			}
 			return true
 		})
 	}
-	return bytes
+	return ins
 }
 
 func (tileRowReduce) Grid(l *Launch) Grid {

@@ -183,10 +183,11 @@ instance past_limit = bcast<R = 65538, C = 32768>
 	}
 }
 
-// TestEvictHints: with EVICT=1, a streamed row-reduce program's
-// reductions' passes load X with evict_last and its outputs' pass (the
-// loop over kg_cr) loads X with evict_first, but the weight g, which only
-// the outputs' pass reads, with no hint; with EVICT=0 no load has one.
+// TestEvictHints: with EVICT=1 (and no CACHE, whose kept points are
+// loaded once), a streamed row-reduce program's reductions' passes load X
+// with evict_last and its outputs' pass (the loop over kg_cr) loads X
+// with evict_first, but the weight g, which only the outputs' pass reads,
+// with no hint; with EVICT=0 no load has one.
 func TestEvictHints(t *testing.T) {
 	plans := plansOf(t, "evict.kg", `
 kernel norm<R, D>(X: f32[R, D], g: f32[D]) -> (Y: f32[R, D]) {
@@ -204,7 +205,7 @@ instance wide = norm<R = 64, D = 20000>
 		if src := body(Emit([]*lower.Plan{p})); strings.Contains(src, "eviction_policy") {
 			t.Errorf("%s: a hint at EVICT=0:\n%s", p.Name, src)
 		}
-		if _, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1}, tgt.Limits()); err != nil {
+		if _, err := lower.Override(p, lower.Config{"row-reduce.EVICT": 1, "row-reduce.CACHE": 0}, tgt.Limits()); err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
 		src := body(Emit([]*lower.Plan{p}))

@@ -329,6 +329,14 @@ type constrained interface {
 	Check(l *Launch) error
 }
 
+// derived is a template whose default computes some parameters from the
+// others: Derive sets them again for l's configuration, less those that
+// given sets. An override of the others (Override) then keeps the
+// derived ones consistent with it, as the default would have made them.
+type derived interface {
+	Derive(l *Launch, given Config)
+}
+
 // Check reports why l's configuration cannot run within lim, or nil.
 func (l *Launch) Check(lim Limits) error {
 	if t, ok := l.Template.(constrained); ok {
@@ -357,7 +365,9 @@ func (l *Launch) Check(lim Limits) error {
 // value against the template's space and the configuration against lim.
 // A key TEMPLATE.NAME (matmul-simt.BK) is for the launches of that
 // template only; a plain NAME goes to every launch whose template declares
-// all the plain names. It reports whether any launch took a parameter.
+// all the plain names. Parameters that a template's default derives from
+// others, and that c leaves out, follow the new values (derived). It
+// reports whether any launch took a parameter.
 func Override(p *Plan, c Config, lim Limits) (bool, error) {
 	plain := Config{}
 	for k, v := range c {
@@ -394,6 +404,9 @@ func Override(p *Plan, c Config, lim Limits) (bool, error) {
 				return false, fmt.Errorf("%s: %s=%d is not in template %s's space %v", l.Name, k, set[k], l.Template.Name(), space[k])
 			}
 			l.Config[k] = set[k]
+		}
+		if d, ok := l.Template.(derived); ok {
+			d.Derive(l, set)
 		}
 		if err := l.Check(lim); err != nil {
 			return false, err

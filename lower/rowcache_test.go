@@ -677,4 +677,27 @@ instance short = softmax<R = 4096, D = 1000>
 			t.Errorf("%s with %s: error %v, want accepted %v", c.name, c.cfg, err, c.ok)
 		}
 	}
+	// An override that leaves CACHE out takes the CACHE the default
+	// would have given its configuration: 8 warps keep 8192 points (32
+	// registers a thread of 256), where the default's 16384 would keep
+	// 64; a CACHE given with them is checked as given.
+	for _, c := range []struct {
+		cfg   lower.Config
+		cache int64
+		ok    bool
+	}{
+		{lower.Config{"row-reduce.num_warps": 8}, 8192, true},
+		{lower.Config{"row-reduce.num_warps": 8, "row-reduce.CACHE": 16384}, 0, false},
+		{lower.Config{"row-reduce.num_warps": 8, "row-reduce.CACHE": 0}, 0, true},
+		{lower.Config{"row-reduce.BLOCK": 16384}, 16384, true},
+		{lower.Config{"row-reduce.BLOCK": 16384, "row-reduce.num_warps": 4}, 0, true}, // 16384 would be 128 registers a thread
+	} {
+		p := plan("vocab")
+		_, err := lower.Override(p, c.cfg, lim)
+		if (err == nil) != c.ok {
+			t.Errorf("vocab with %s: error %v, want accepted %v", c.cfg, err, c.ok)
+		} else if err == nil && p.Launches[0].Config["CACHE"] != c.cache {
+			t.Errorf("vocab with %s: %s, want CACHE=%d", c.cfg, p.Launches[0].Config, c.cache)
+		}
+	}
 }

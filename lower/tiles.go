@@ -339,6 +339,15 @@ func (tileRowReduce) Default(l *Launch) Config {
 	return c
 }
 
+// Derive sets CACHE, unless given, to the default's for l's other
+// parameters (defaultCache): a user's or a tuning record's num_warps or
+// BLOCK keeps the CACHE that fits them.
+func (tileRowReduce) Derive(l *Launch, given Config) {
+	if _, ok := given["CACHE"]; !ok {
+		l.Config["CACHE"] = defaultCache(l)
+	}
+}
+
 // defaultCache is the CACHE of a row-reduce default: where the launch
 // reads its rows again, the most that checkCache takes whose kept points
 // fill at most a quarter of the multiprocessor's 65536 registers and 32 a

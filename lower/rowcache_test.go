@@ -677,10 +677,11 @@ instance short = softmax<R = 4096, D = 1000>
 			t.Errorf("%s with %s: error %v, want accepted %v", c.name, c.cfg, err, c.ok)
 		}
 	}
-	// An override that leaves CACHE out takes the CACHE the default
-	// would have given its configuration: 8 warps keep 8192 points (32
-	// registers a thread of 256), where the default's 16384 would keep
-	// 64; a CACHE given with them is checked as given.
+	// An override of num_warps or BLOCK that leaves CACHE out takes the
+	// CACHE the default would have given its configuration: 8 warps keep
+	// 8192 points (32 registers a thread of 256), where 16384 would keep
+	// 64; a CACHE given with them is checked as given; an override of
+	// EVICT alone keeps the CACHE the launch had.
 	for _, c := range []struct {
 		cfg   lower.Config
 		cache int64
@@ -691,8 +692,10 @@ instance short = softmax<R = 4096, D = 1000>
 		{lower.Config{"row-reduce.num_warps": 8, "row-reduce.CACHE": 0}, 0, true},
 		{lower.Config{"row-reduce.BLOCK": 16384}, 16384, true},
 		{lower.Config{"row-reduce.BLOCK": 16384, "row-reduce.num_warps": 4}, 0, true}, // 16384 would be 128 registers a thread
+		{lower.Config{"row-reduce.EVICT": 1}, 8192, true},                             // CACHE as it was (set below)
 	} {
 		p := plan("vocab")
+		p.Launches[0].Config["CACHE"] = 8192 // as a tuning record may have set it
 		_, err := lower.Override(p, c.cfg, lim)
 		if (err == nil) != c.ok {
 			t.Errorf("vocab with %s: error %v, want accepted %v", c.cfg, err, c.ok)

@@ -339,12 +339,19 @@ func (tileRowReduce) Default(l *Launch) Config {
 	return c
 }
 
-// Derive sets CACHE, unless given, to the default's for l's other
-// parameters (defaultCache): a user's or a tuning record's num_warps or
-// BLOCK keeps the CACHE that fits them.
+// Derive sets CACHE, where given sets what it depends on (num_warps,
+// BLOCK, BLOCK_ROWS) but not CACHE itself, to the default's for l's
+// parameters (defaultCache): a --config of num_warps or BLOCK takes the
+// CACHE that fits them, and one of EVICT alone leaves CACHE as it was.
 func (tileRowReduce) Derive(l *Launch, given Config) {
-	if _, ok := given["CACHE"]; !ok {
-		l.Config["CACHE"] = defaultCache(l)
+	if _, ok := given["CACHE"]; ok {
+		return
+	}
+	for _, k := range []string{"num_warps", "BLOCK", "BLOCK_ROWS"} {
+		if _, ok := given[k]; ok {
+			l.Config["CACHE"] = defaultCache(l)
+			return
+		}
 	}
 }
 

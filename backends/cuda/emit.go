@@ -106,6 +106,9 @@ type emitter struct {
 	// (sincosExpr), and depth is expr's nesting.
 	sincos map[*ir.Call]string
 	depth  int
+	// rowValues names the registers that hold a row-reduce row's costly
+	// values of the row alone, which its outputs read (hoistRowValues).
+	rowValues map[ir.Expr]string
 }
 
 func (e *emitter) printf(format string, args ...any) { fmt.Fprintf(e.sb, format, args...) }
@@ -833,6 +836,9 @@ func (e *emitter) expr(x ir.Expr) string {
 }
 
 func (e *emitter) exprAt(x ir.Expr) string {
+	if v, ok := e.rowValues[x]; ok {
+		return v
+	}
 	if s, ok := e.sharedExpr(x); ok {
 		return s
 	}

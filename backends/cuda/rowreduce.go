@@ -197,6 +197,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 			e.printf("    if (%s) %s[%s] = %s;\n", first, name(s.Target.Name), e.linear(lower.Refs(rows), s.Target.Shape), reg)
 		}
 	}
+	e.hoistRowValues("    ", append(append([]*ir.Stmt(nil), l.Also...), final), l.RowDims)
 	// The statements stored along the row beside the final one, each in
 	// a pass of its own (no shuffles: a group whose row is past the end
 	// skips them).
@@ -248,7 +249,7 @@ func (e *emitter) rowReduce(l *lower.Launch) {
 	if e.cluster > 1 {
 		e.printf("  kg_cluster_sync();  // no block leaves while another may still read its results\n")
 	}
-	e.regs, e.reduced, e.cache, e.cached = nil, nil, nil, nil
+	e.regs, e.reduced, e.cache, e.cached, e.rowValues = nil, nil, nil, nil, nil
 	e.shares, e.shareUses = nil, nil
 	e.stage, e.staged = nil, nil
 	e.cluster, e.group, e.rowTid, e.rowThreads = 0, 0, "", ""

@@ -51,10 +51,9 @@ func (e *emitter) planRowShares(passes []rowPassOf) {
 	var cands []*candidate
 	for _, p := range passes {
 		uses := map[ir.Expr]shareUse{}
-		var visit func(x ir.Expr, sure bool)
-		visit = func(x ir.Expr, sure bool) {
+		visit := func(x ir.Expr, sure bool) bool {
 			if _, ok := x.(*ir.Reduce); ok {
-				return // its own pass
+				return false // its own pass
 			}
 			if costly(x) && !hasReduce(x) {
 				for _, c := range cands {
@@ -70,37 +69,48 @@ func (e *emitter) planRowShares(passes []rowPassOf) {
 						e.shareUses[c.pass.key][c.node] = shareUse{c.share, true}
 					}
 					uses[x] = shareUse{c.share, false}
-					return
+					return false
 				}
 				if sure {
 					cands = append(cands, &candidate{node: x, pass: p})
 				}
 			}
-			switch x := x.(type) {
-			case *ir.Select:
-				visit(x.Cond, sure)
-				visit(x.X, false)
-				visit(x.Y, false)
-			case *ir.Binary:
-				visit(x.X, sure)
-				visit(x.Y, sure && x.Op != ir.And && x.Op != ir.Or)
-			case *ir.Unary:
-				visit(x.X, sure)
-			case *ir.Cast:
-				visit(x.X, sure)
-			case *ir.Call:
-				for _, a := range x.Args {
-					visit(a, sure)
-				}
-			case *ir.Load:
-				for _, a := range x.Index {
-					visit(a, sure)
-				}
-				// A default is read only outside the tensor.
-			}
+			return true
 		}
 		e.shareUses[p.key] = uses
-		visit(p.value, true)
+		visitSure(p.value, true, visit)
+	}
+}
+
+// visitSure calls f on x and, where f returns true, on its operands, in
+// order, with sure telling whether the node is evaluated at every point
+// where x is: a select's branches are not, nor the right operand of &&
+// and ||. A load's indices are visited; its default, read only outside
+// the tensor, is not.
+func visitSure(x ir.Expr, sure bool, f func(x ir.Expr, sure bool) bool) {
+	if !f(x, sure) {
+		return
+	}
+	switch x := x.(type) {
+	case *ir.Select:
+		visitSure(x.Cond, sure, f)
+		visitSure(x.X, false, f)
+		visitSure(x.Y, false, f)
+	case *ir.Binary:
+		visitSure(x.X, sure, f)
+		visitSure(x.Y, sure && x.Op != ir.And && x.Op != ir.Or, f)
+	case *ir.Unary:
+		visitSure(x.X, sure, f)
+	case *ir.Cast:
+		visitSure(x.X, sure, f)
+	case *ir.Call:
+		for _, a := range x.Args {
+			visitSure(a, sure, f)
+		}
+	case *ir.Load:
+		for _, a := range x.Index {
+			visitSure(a, sure, f)
+		}
 	}
 }
 

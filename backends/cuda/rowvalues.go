@@ -28,40 +28,22 @@ func (e *emitter) hoistRowValues(indent string, stmts []*ir.Stmt, rowDims int) {
 		for _, ix := range s.Index[:rowDims] {
 			rows[ix] = true
 		}
-		var visit func(x ir.Expr, sure bool)
-		visit = func(x ir.Expr, sure bool) {
-			if sure && !hasReduce(x) && e.ofRow(x, rows) && costlyWithin(x) {
-				for _, f := range found {
-					if ir.Equal(f, x) {
-						e.rowValues[x] = e.rowValues[f]
-						return
-					}
-				}
-				v := fmt.Sprintf("kg_rv%d", len(found))
-				e.printf("%sconst %s %s = %s;  // of the row alone\n", indent, e.cType(x.Type()), v, e.expr(x))
-				e.rowValues[x] = v
-				found = append(found, x)
-				return
+		visitSure(s.Value, true, func(x ir.Expr, sure bool) bool {
+			if !sure || hasReduce(x) || !e.ofRow(x, rows) || !costlyWithin(x) {
+				return true
 			}
-			switch x := x.(type) {
-			case *ir.Select:
-				visit(x.Cond, sure)
-				visit(x.X, false)
-				visit(x.Y, false)
-			case *ir.Binary:
-				visit(x.X, sure)
-				visit(x.Y, sure && x.Op != ir.And && x.Op != ir.Or)
-			case *ir.Unary:
-				visit(x.X, sure)
-			case *ir.Cast:
-				visit(x.X, sure)
-			case *ir.Call:
-				for _, a := range x.Args {
-					visit(a, sure)
+			for _, f := range found {
+				if ir.Equal(f, x) {
+					e.rowValues[x] = e.rowValues[f]
+					return false
 				}
 			}
-		}
-		visit(s.Value, true)
+			v := fmt.Sprintf("kg_rv%d", len(found))
+			e.printf("%sconst %s %s = %s;  // of the row alone\n", indent, e.cType(x.Type()), v, e.expr(x))
+			e.rowValues[x] = v
+			found = append(found, x)
+			return false
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The forty-sixth session's second call (nvidia-h100-x1; bin/kgen built
-# from main at 8df2b41, Triton's default CACHE; carry bin):
+# The forty-sixth session's second call, not run (no machine was lent);
+# for a later session (nvidia-h100-x1; bin/kgen built from main, which
+# has Triton's default CACHE since 8df2b41; carry bin):
 #   1. kgen test on triton:sm_90 of softmax.kg and norms.kg, whose
 #      streamed instances now keep CACHE points by default;
 #   2. kgen tune (model, 60 s a launch) of instancenorm_kb and

@@ -374,8 +374,8 @@ func defaultCache(l *Launch) int64 {
 	}
 	regs := min(65536/4, 32*32*l.Config["num_warps"])
 	inputs := int64(len(streamInputs(l)))
+	trial := l.with(maps.Clone(l.Config))
 	for _, c := range slices.Backward(tileRowReduce{}.Space()["CACHE"]) {
-		trial := l.with(maps.Clone(l.Config))
 		trial.Config["CACHE"] = c
 		if c > 0 && c*inputs <= regs && checkCache(trial) == nil {
 			return c

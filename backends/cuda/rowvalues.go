@@ -29,7 +29,7 @@ func (e *emitter) hoistRowValues(indent string, stmts []*ir.Stmt, rowDims int) {
 			rows[ix] = true
 		}
 		visitSure(s.Value, true, func(x ir.Expr, sure bool) bool {
-			if !sure || hasReduce(x) || !e.ofRow(x, rows) || !costlyWithin(x) {
+			if !sure || hasReduce(x) || !e.ofRow(x, rows) || !ir.Any(x, costly) {
 				return true
 			}
 			for _, f := range found {
@@ -61,9 +61,4 @@ func (e *emitter) ofRow(x ir.Expr, rows map[*ir.Index]bool) bool {
 		}
 		return false
 	})
-}
-
-// costlyWithin reports whether x or a node under it is costly.
-func costlyWithin(x ir.Expr) bool {
-	return ir.Any(x, costly)
 }

@@ -11,8 +11,9 @@ import (
 // the row alone (a layer norm's rsqrt(var + eps)) once a row, before its
 // outputs' loop, whether the row is kept in a block's registers (ln_1k),
 // a cluster's (ln_64k), or staged in a block's or a cluster's shared
-// memory (both with STAGE=1), or streamed (layernorm_w); a value that varies along the row (a softmax's
-// exp(x - max) / den) and one under a select's branch stay in the loop.
+// memory (both with STAGE=1), or streamed (layernorm_w); a value that
+// varies along the row (a softmax's exp(x - max) / den) and one under a
+// select's branch stay in the loop.
 // TestEmulatedStagedRows and TestEmulatedExamples check the outputs.
 func TestRowValuesHoisted(t *testing.T) {
 	sm90 := sm90a

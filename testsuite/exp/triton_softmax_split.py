@@ -188,7 +188,7 @@ def time_plans(plans, check, clean=False):
     sink = torch.empty((), dtype=torch.int64, device="cuda")
 
     def read_flush():
-        torch.sum(flush, out=sink)
+        torch.sum(flush, dim=0, out=sink)
 
     graphs, errs = {}, {}
     if clean:

@@ -21,3 +21,24 @@ __global__ void copy(const float4* __restrict__ x, long n4, float4* __restrict__
   long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n4) y[i] = x[i];
 }
+
+// A barrier of the whole grid (every block resident: a cooperative
+// launch): a counter and a generation, thread 0 of each block.
+__device__ unsigned int g_count;
+__device__ unsigned int g_gen;
+__device__ void grid_barrier(unsigned int blocks) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned int gen = atomicAdd(&g_gen, 0);
+    __threadfence();
+    if (atomicAdd(&g_count, 1) == blocks - 1) {
+      atomicExch(&g_count, 0);
+      __threadfence();
+      atomicAdd(&g_gen, 1);
+    } else {
+      while (atomicAdd(&g_gen, 0) == gen) __nanosleep(32);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}

@@ -75,27 +75,6 @@ __global__ void apply(const float4* __restrict__ x, long n4, float4* __restrict_
   if (i < n4) y[i] = scale(x[i], rsqrtf(g_total));
 }
 
-// A barrier of the whole grid (a cooperative launch: every block
-// resident): a counter and a generation, thread 0 of each block.
-__device__ unsigned int g_count;
-__device__ unsigned int g_gen;
-__device__ void grid_barrier(unsigned int blocks) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned int gen = atomicAdd(&g_gen, 0);
-    __threadfence();
-    if (atomicAdd(&g_count, 1) == blocks - 1) {
-      atomicExch(&g_count, 0);
-      __threadfence();
-      atomicAdd(&g_gen, 1);
-    } else {
-      while (atomicAdd(&g_gen, 0) == gen) __nanosleep(32);
-    }
-    __threadfence();
-  }
-  __syncthreads();
-}
-
 template <int R, int S, bool REV>
 __global__ void __launch_bounds__(kT, 1) resident(const float4* __restrict__ x, float4* __restrict__ y) {
   extern __shared__ float4 kept[];  // S * kT

@@ -117,27 +117,6 @@ __global__ void __launch_bounds__(256) apply(const float4* __restrict__ x, const
   y[i] = make_float4((v.x - st.x) * st.y, (v.y - st.x) * st.y, (v.z - st.x) * st.y, (v.w - st.x) * st.y);
 }
 
-// A barrier of the whole grid (every block resident: a cooperative
-// launch): a counter and a generation, thread 0 of each block.
-__device__ unsigned int g_count;
-__device__ unsigned int g_gen;
-__device__ void grid_barrier(unsigned int blocks) {
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned int gen = atomicAdd(&g_gen, 0);
-    __threadfence();
-    if (atomicAdd(&g_count, 1) == blocks - 1) {
-      atomicExch(&g_count, 0);
-      __threadfence();
-      atomicAdd(&g_gen, 1);
-    } else {
-      while (atomicAdd(&g_gen, 0) == gen) __nanosleep(32);
-    }
-    __threadfence();
-  }
-  __syncthreads();
-}
-
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
   unsigned s = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));

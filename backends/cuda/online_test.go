@@ -19,7 +19,8 @@ import (
 // reductions, and their pairs where no other pass is left, as it goes.
 // not_paired and softmax keep their passes (staged, softmax's max takes
 // the copy's); layernorm's mean and variance take one, then its output
-// another.
+// another. A mean and its variance combine across the row's threads in
+// one reduction.
 func TestEmulatedOnline(t *testing.T) {
 	spec, err := os.ReadFile("testdata/online.kg")
 	if err != nil {
@@ -60,6 +61,14 @@ func TestEmulatedOnline(t *testing.T) {
 				}
 				if got := strings.Count(src, "in one pass"); got != want {
 					t.Errorf("%s: %d online passes, want %d:\n%s", p.Name, got, want, src)
+				}
+				// A mean and its squared deviations take one reduction
+				// across the row's threads, their moments (moments.go).
+				if moments := strings.Count(src, "the row's moments"); moments > 0 {
+					reductions := strings.Count(src, "kg_block_reduce<") + strings.Count(src, "kg_group_reduce<")
+					if moments != 1 || reductions != 1 {
+						t.Errorf("%s: %d moments and %d reductions across the row's threads, want 1 and 1:\n%s", p.Name, moments, reductions, src)
+					}
 				}
 				plans = append(plans, p)
 			}

@@ -1108,16 +1108,23 @@ func (e *emitter) plainAcc(r *ir.Reduce, part string) rowAcc {
 // them gets: within the group, the block, or the cluster.
 func (e *emitter) reduceAcross(indent, dst string, op ir.ReduceOp, t ir.DType, part string) {
 	ct := e.cType(t)
+	e.combineAcross(indent, dst, ct, part, identity(op, t), combine(op, ct, "a", "b"), fmt.Sprintf("kg_smem_%s", t))
+}
+
+// combineAcross is reduceAcross for a part of C type ct, whose identity
+// and combination of a and b are C expressions; a block's combination
+// takes smem, 32 of ct in shared memory, for its warps' results.
+func (e *emitter) combineAcross(indent, dst, ct, part, identity, combination, smem string) {
 	switch {
 	case e.group > 0:
 		e.printf("%s%s = kg_group_reduce<%d, %s>(%s, [](%s a, %s b) { return %s; });\n",
-			indent, dst, e.group, ct, part, ct, ct, combine(op, ct, "a", "b"))
+			indent, dst, e.group, ct, part, ct, ct, combination)
 	case e.cluster > 1:
-		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s, kg_turn++);\n",
-			indent, dst, e.cluster, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
+		e.printf("%s%s = kg_cluster_reduce<%d, %s>(%s, %s, [](%s a, %s b) { return %s; }, %s, kg_turn++);\n",
+			indent, dst, e.cluster, ct, part, identity, ct, ct, combination, smem)
 	default:
-		e.printf("%s%s = kg_block_reduce<%s>(%s, %s, [](%s a, %s b) { return %s; }, kg_smem_%s);\n",
-			indent, dst, ct, part, identity(op, t), ct, ct, combine(op, ct, "a", "b"), t)
+		e.printf("%s%s = kg_block_reduce<%s>(%s, %s, [](%s a, %s b) { return %s; }, %s);\n",
+			indent, dst, ct, part, identity, ct, ct, combination, smem)
 	}
 }
 
@@ -1131,7 +1138,9 @@ func (e *emitter) centeredPass(indent string, p lower.CenteredSum) {
 
 // centeredAcc is a CenteredSum's sum, each thread keeping its part in
 // register part and, shifted by its first point K, the sum S1 and the sum of
-// squares S2 of its n points (centeredNames), which outlive the pass.
+// squares S2 of its n points (centeredNames). The pass's end combines
+// the threads' moments in one reduction (moments.go) into the row's,
+// which outlive the pass: its sum is the reduction's result.
 func (e *emitter) centeredAcc(p lower.CenteredSum, part string) rowAcc {
 	t := p.Sum.T
 	ct := e.cType(t)
@@ -1139,10 +1148,12 @@ func (e *emitter) centeredAcc(p lower.CenteredSum, part string) rowAcc {
 	e.acc++
 	zero := identity(ir.Sum, t)
 	cn, ck, cs1, cs2 := centeredNames(p)
+	mt := e.moments(ct)
 	return rowAcc{
 		declare: func(in string) {
 			e.printf("%s%s %s;  // the sum for %s; with the squares of its points' deviations, in one pass\n", in, ct, sum, p.Mean.Name)
 			e.printf("%s%s %s = %s, %s = %s, %s = %s, %s = %s;\n", in, ct, cn, zero, ck, zero, cs1, zero, cs2, zero)
+			e.printf("%s%s %s;  // the row's moments\n", in, mt, momentsName(p))
 		},
 		open: func(in string) { e.printf("%s%s %s = %s;\n", in, ct, part, zero) },
 		point: func(in string) {
@@ -1155,26 +1166,32 @@ func (e *emitter) centeredAcc(p lower.CenteredSum, part string) rowAcc {
 			e.printf("%s%s = %s + kg_cx;\n", in, part, part)
 		},
 		close: func(in string) {
-			e.reduceAcross(in, sum, ir.Sum, t, part)
+			mo, smem := momentsName(p), ""
+			if e.group == 0 {
+				smem = "kg_smem_mo_" + name(p.Mean.Name)
+				e.printf("%s__shared__ %s %s[32];\n", in, mt, smem)
+			}
+			e.combineAcross(in, mo, mt, fmt.Sprintf("kg_moments_of(%s, %s, %s, %s, %s)", cn, ck, cs1, cs2, part),
+				mt+"{}", "kg_moments_merge(a, b)", smem)
+			e.printf("%s%s = %s.sum;\n", in, sum, mo)
 			e.reduced[p.Sum] = sum
 		},
 	}
 }
 
-// centeredSquares sums a CenteredSum's squared deviations from the mean
-// (register mean) across the row's threads, from each thread's shifted
-// sums (centeredAcc): S2 - 2 (mean - K) S1 + n (mean - K)^2.
+// centeredSquares is a CenteredSum's squared deviations from the mean
+// (register mean), from the row's moments (centeredAcc): m2 + n (mean of
+// the moments - mean)^2.
 func (e *emitter) centeredSquares(indent string, p lower.CenteredSum, mean string) {
 	t := p.Squares.T
 	ct := e.cType(t)
 	sq := fmt.Sprintf("kg_r%d", e.acc)
 	e.acc++
+	mo := momentsName(p)
 	e.printf("%s%s %s;  // the squares of the deviations from %s\n", indent, ct, sq, p.Mean.Name)
 	e.printf("%s{\n", indent)
-	cn, ck, cs1, cs2 := centeredNames(p)
-	e.printf("%s  const %s kg_cm = %s - %s;\n", indent, ct, mean, ck)
-	e.printf("%s  %s kg_part = %s - %s * kg_cm * %s + %s * kg_cm * kg_cm;\n", indent, ct, cs2, constant(ir.FloatConst(t, 2)), cs1, cn)
-	e.reduceAcross(indent+"  ", sq, ir.Sum, t, "kg_part")
+	e.printf("%s  const %s kg_cm = %s.mean - %s;\n", indent, ct, mo, mean)
+	e.printf("%s  %s = %s.m2 + %s.n * kg_cm * kg_cm;\n", indent, sq, mo, mo)
 	e.printf("%s}\n", indent)
 	e.reduced[p.Squares] = sq
 }
@@ -1185,6 +1202,9 @@ func centeredNames(p lower.CenteredSum) (n, k, s1, s2 string) {
 	m := name(p.Mean.Name)
 	return "kg_cn_" + m, "kg_ck_" + m, "kg_cs1_" + m, "kg_cs2_" + m
 }
+
+// momentsName is the register of a CenteredSum's row moments.
+func momentsName(p lower.CenteredSum) string { return "kg_mo_" + name(p.Mean.Name) }
 
 // onlinePass computes an OnlineSum's max and sum of shifted exponentials
 // in one pass over the row (see lower.OnlineSum, onlineAcc).

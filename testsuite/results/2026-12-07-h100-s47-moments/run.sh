@@ -1,0 +1,46 @@
+#!/bin/bash
+# The forty-seventh session's call for the moments (nvidia-h100-x1; carry
+# bin): bin/kgen from the branch or main with backends/cuda/moments.go (a
+# mean and its squared deviations in one reduction across the row's
+# threads, where they took two), bin/kgen-base from the commit before it.
+#   1. kgen test on cuda:sm_90 of testsuite/staged_rows.kg staged by
+#      clusters of 16 (the cluster path is not emulated), then (after 2)
+#      testsuite/cluster_rows.kg and examples/norms.kg, layernorm.kg;
+#   2. center_2m, layernorm_2m (testsuite/cluster_rows.kg) staged by
+#      clusters of 16 blocks of 1024 threads, both orders;
+#   3. groupnorm_kb and layernorm_3d_kb (the example instances whose code changes) at
+#      their defaults, both orders;
+#   4. with FROB=1, testsuite/exp/frob_resident.cu.
+set -u
+export PATH="/usr/local/cuda/bin:$PATH"
+OUT=${OUT:-/tmp/out}
+for c in 16:128; do
+	IFS=: read -r k th <<< "$c"
+	cfg="row-reduce.STAGE=1,row-reduce.CLUSTER=$k,row-reduce.PREFETCH=0,row-reduce.BLOCK_ROWS=1,row-reduce.THREADS=$th"
+	timeout -k 5 50 ./bin/kgen test --target cuda:sm_90 --seeds 3 --max-work 3e7 --config "$cfg" testsuite/staged_rows.kg > "$OUT/staged-c$k.log" 2>&1
+	echo "test staged_rows.kg CLUSTER=$k: exit $? $(grep -E 'passed' "$OUT/staged-c$k.log" | tail -1)"
+done
+wrap() { # name kgen config
+	printf '#!/bin/sh\ncmd=$1; shift\nexec "$(dirname "$0")/%s" "$cmd" --config %s "$@"\n' "$2" "$3" > bin/$1
+	chmod +x bin/$1
+}
+S=row-reduce.STAGE=1,row-reduce.CLUSTER=16,row-reduce.PREFETCH=0,row-reduce.THREADS=1024
+wrap kgen-s16 kgen $S
+wrap kgen-base-s16 kgen-base $S
+ba() { # name kgens kernels files
+	KGENS="$2" BASELINE= TARGETS=cuda:sm_90 KERNELS=$3 OUT=$OUT/$1 testsuite/gpu_before_after.sh $4 > $OUT/$1.txt 2>&1
+}
+ba s1 "kgen-base-s16 kgen-s16" center_2m,layernorm_2m testsuite/cluster_rows.kg
+ba s2 "kgen-s16 kgen-base-s16" center_2m,layernorm_2m testsuite/cluster_rows.kg
+tail -n 5 $OUT/s1.txt $OUT/s2.txt
+timeout -k 5 60 ./bin/kgen test --target cuda:sm_90 --seeds 3 testsuite/cluster_rows.kg examples/norms.kg examples/layernorm.kg > "$OUT/correct.log" 2>&1
+echo "test cluster_rows.kg norms.kg layernorm.kg: exit $? $(grep -E 'passed' "$OUT/correct.log" | tail -1)"
+ba r1 "kgen-base kgen" groupnorm_kb,layernorm_3d_kb examples
+ba r2 "kgen kgen-base" groupnorm_kb,layernorm_3d_kb examples
+(cd $OUT && tar czf moments.tgz s1 s2 r1 r2 && rm -rf s1 s2 r1 r2)
+if [ -n "${FROB:-}" ]; then
+	nvcc -O3 -arch=sm_90 -o /tmp/frob_resident testsuite/exp/frob_resident.cu > $OUT/frob_build.txt 2>&1 && timeout 100 /tmp/frob_resident > $OUT/frob_resident.txt 2>&1
+	echo "frob_resident exit $?"
+	cat $OUT/frob_resident.txt
+fi
+tail -n 7 $OUT/r1.txt $OUT/r2.txt

@@ -9,6 +9,10 @@ import (
 // and its initializer.
 var constDecl = regexp.MustCompile(`^\s*const (?:int64_t|int) ([A-Za-z_]\w*) = ([^;]*);(?:\s*//.*)?$`)
 
+// sharedDecl matches a line that declares a shared array of a fixed size
+// (a reduction's scratch): its name.
+var sharedDecl = regexp.MustCompile(`^\s*__shared__ [A-Za-z_][\w<>, ]* ([A-Za-z_]\w*)\[\d+\];(?:\s*//.*)?$`)
+
 // call matches a function call (a name before a parenthesis); casts such
 // as (int64_t)x have none.
 var call = regexp.MustCompile(`[A-Za-z_]\w*\s*\(`)
@@ -17,9 +21,12 @@ var call = regexp.MustCompile(`[A-Za-z_]\w*\s*\(`)
 // constants that nothing after them in their block reads: the loop
 // indices a template declares for every statement, which a statement
 // that does not read them leaves unused (nvcc warns of each, #177, when
-// a user compiles the file with its default warnings). Only initializers
-// without calls are dropped (index arithmetic, which has no effects); a
-// declaration that only dropped ones read goes too, to a fixed point.
+// a user compiles the file with its default warnings), and of fixed-size
+// shared arrays that nothing reads (a type's reduction scratch where the
+// launch's reductions of that type all take the moments' own). Only
+// initializers without calls are dropped (index arithmetic, which has no
+// effects); a declaration that only dropped ones read goes too, to a
+// fixed point.
 func dropUnused(src string) string {
 	lines := strings.Split(src, "\n")
 	gone := make([]bool, len(lines))
@@ -29,11 +36,15 @@ func dropUnused(src string) string {
 			if gone[i] {
 				continue
 			}
-			m := constDecl.FindStringSubmatch(line)
-			if m == nil || call.MatchString(m[2]) || topLevelComma(m[2]) {
+			var name string
+			if m := constDecl.FindStringSubmatch(line); m != nil && !call.MatchString(m[2]) && !topLevelComma(m[2]) {
+				name = m[1]
+			} else if m := sharedDecl.FindStringSubmatch(line); m != nil {
+				name = m[1]
+			} else {
 				continue
 			}
-			if !readAfter(lines, gone, i, m[1]) {
+			if !readAfter(lines, gone, i, name) {
 				gone[i], changed = true, true
 			}
 		}

@@ -10,8 +10,9 @@
 #      testsuite/cluster_rows.kg and examples/norms.kg, layernorm.kg;
 #   2. center_2m, layernorm_2m (testsuite/cluster_rows.kg) staged by
 #      clusters of 16 blocks of 1024 threads, both orders;
-#   3. groupnorm_kb and layernorm_3d_kb (the example instances whose code changes) at
-#      their defaults, both orders;
+#   3. the instances whose code changes at their defaults (groupnorm_kb,
+#      layernorm_3d_kb, layernorm_odd, add_layernorm_odd),
+#      both orders;
 #   4. where bin/kgen-cm exists (branch s47-cached-moments: rows kept in
 #      registers take the moments too), kgen test of norms.kg and
 #      layernorm.kg with it, and the instances whose rows it keeps in
@@ -41,13 +42,14 @@ ba s2 "kgen-s16 kgen-base-s16" center_2m,layernorm_2m testsuite/cluster_rows.kg
 tail -n 5 $OUT/s1.txt $OUT/s2.txt
 timeout -k 5 60 ./bin/kgen test --target cuda:sm_90 --seeds 3 testsuite/cluster_rows.kg examples/norms.kg examples/layernorm.kg > "$OUT/correct.log" 2>&1
 echo "test cluster_rows.kg norms.kg layernorm.kg: exit $? $(grep -E 'passed' "$OUT/correct.log" | tail -1)"
-ba r1 "kgen-base kgen" groupnorm_kb,layernorm_3d_kb examples
-ba r2 "kgen kgen-base" groupnorm_kb,layernorm_3d_kb examples
-tail -n 6 $OUT/r1.txt $OUT/r2.txt
+R=groupnorm_kb,layernorm_3d_kb,layernorm_odd,add_layernorm_odd
+ba r1 "kgen-base kgen" $R "examples testsuite/cluster_rows.kg"
+ba r2 "kgen kgen-base" $R "examples testsuite/cluster_rows.kg"
+tail -n 9 $OUT/r1.txt $OUT/r2.txt
 if [ -x bin/kgen-cm ]; then
 	timeout -k 5 60 ./bin/kgen-cm test --target cuda:sm_90 --seeds 3 examples/norms.kg examples/layernorm.kg > "$OUT/correct-cm.log" 2>&1
 	echo "kgen-cm test norms.kg layernorm.kg: exit $? $(grep -E 'passed' "$OUT/correct-cm.log" | tail -1)"
-	C=layernorm_bert,layernorm_8kx4k,layernorm_bf16_llm,kb_layernorm_nominal,instancenorm_kb
+	C=layernorm_bert,layernorm_8kx4k,layernorm_bf16_llm,kb_layernorm_nominal,instancenorm_kb,var_std_rows_kb
 	ba c1 "kgen kgen-cm" $C "examples testsuite/kernelbench/level1.kg"
 	ba c2 "kgen-cm kgen" $C "examples testsuite/kernelbench/level1.kg"
 	tail -n 9 $OUT/c1.txt $OUT/c2.txt

@@ -38,7 +38,9 @@ type OnlineSum struct {
 // each thread keeps the sum of its points x and, shifted by its first
 // point K, the sum S1 of x - K, the sum S2 of (x - K)^2 and their count n;
 // once mu is known, the thread's squared deviations from it are S2 - 2 (mu
-// - K) S1 + n (mu - K)^2, summed across the row's threads. A shift near
+// - K) S1 + n (mu - K)^2, summed across the row's threads (Triton; CUDA
+// and HIP combine the threads' counts, means and squared deviations from
+// their means in the sum's own reduction, backends/cuda/moments.go). A shift near
 // the points keeps the three terms of the size of the deviations, so
 // that little cancels (the shifted-data algorithm); the sum itself is the
 // two-pass one up to its order.

@@ -19,7 +19,7 @@ Ir prints the typed IR of each kernel of FILE after the checker and the
 passes up to --after (passes: ` + strings.Join(passNames(), ", ") + `); --after lower
 prints the backend-neutral plan instead: launches, templates, workspace (for --target,
 with the templates that target adds, such as matmul-wgmma on cuda:sm_90a;
---config replaces template parameters as kgen build's does, and the plan
+--config, with --target, replaces template parameters as kgen build's does, and the plan
 shows what that build would run). Every conversion the
 language implies is shown as a cast, every index with its range, every
 reduction with its accumulation type, and each statement's classification as
@@ -40,6 +40,11 @@ a comment. --hash prints each kernel's canonical content hash instead, and
 				}
 				if config != nil && *after != "lower" {
 					return usageError("ir", "--config changes plans: use it with --after lower")
+				}
+				if config != nil && *target == "" {
+					// Parameters are checked against a target's limits
+					// (threads, shared memory), as kgen build checks them.
+					return usageError("ir", "--config needs --target: its parameters are checked against the target's limits")
 				}
 				var lim lower.Limits
 				if *target != "" {

@@ -249,7 +249,8 @@ func TestIRHashIgnoresNamesAndLayout(t *testing.T) {
 
 // TestIRConfig: kgen ir --after lower --config shows the plan with the
 // parameters replaced, as kgen build would run it, and refuses what
-// build refuses, with the reason.
+// build refuses, with the reason; without --target there are no limits
+// to check the parameters against, and it says so.
 func TestIRConfig(t *testing.T) {
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "rows.kg", `kernel center<R, D>(X: f32[R, D]) -> (Y: f32[R, D]) {
@@ -273,7 +274,8 @@ instance center_big = center<R = 64, D = 100000>
 		code int
 		err  string
 	}{
-		{[]string{"--after", "lower", "--config", "nosuch.X=1"}, exitUser, `no template "nosuch"`},
+		{[]string{"--after", "lower", "--target", "cuda:sm_90", "--config", "nosuch.X=1"}, exitUser, `no template "nosuch"`},
+		{[]string{"--after", "lower", "--config", "row-reduce.THREADS=128"}, exitUsage, "--config needs --target"},
 		{[]string{"--after", "lower", "--target", "cuda:sm_90", "--config", "row-reduce.STAGE=1,row-reduce.BLOCK_ROWS=4"}, exitUser, "takes one block or one cluster"},
 		{[]string{"--config", "THREADS=64"}, exitUsage, "use it with --after lower"},
 	} {

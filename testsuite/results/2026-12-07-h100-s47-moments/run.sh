@@ -27,13 +27,9 @@ for c in 16:128; do
 	timeout -k 5 50 ./bin/kgen test --target cuda:sm_90 --seeds 3 --max-work 3e7 --config "$cfg" testsuite/staged_rows.kg > "$OUT/staged-c$k.log" 2>&1
 	echo "test staged_rows.kg CLUSTER=$k: exit $? $(grep -E 'passed' "$OUT/staged-c$k.log" | tail -1)"
 done
-wrap() { # name kgen config
-	printf '#!/bin/sh\ncmd=$1; shift\nexec "$(dirname "$0")/%s" "$cmd" --config %s "$@"\n' "$2" "$3" > bin/$1
-	chmod +x bin/$1
-}
 S=row-reduce.STAGE=1,row-reduce.CLUSTER=16,row-reduce.PREFETCH=0,row-reduce.THREADS=1024
-wrap kgen-s16 kgen $S
-wrap kgen-base-s16 kgen-base $S
+sh testsuite/config_kgen.sh kgen-s16 kgen $S
+sh testsuite/config_kgen.sh kgen-base-s16 kgen-base $S
 ba() { # name kgens kernels files
 	KGENS="$2" BASELINE= TARGETS=cuda:sm_90 KERNELS=$3 OUT=$OUT/$1 testsuite/gpu_before_after.sh $4 > $OUT/$1.txt 2>&1
 }

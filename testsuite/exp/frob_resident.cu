@@ -3,8 +3,8 @@
 // frobenius_kb (examples/l2norm.kg: Y = X / sqrt(sum of X's squares),
 // 4096 x 4096 f32, 64 MiB in and 64 out) is three launches in kgen,
 // partial sums, their total, then the outputs reading X again: 192 MiB
-// moved where a copy
-// moves 128, near 67% of a copy's bandwidth on both backends. The H100's
+// moved where a copy moves 128, near 67% of a copy's bandwidth on both
+// backends. The H100's
 // multiprocessors hold about 30 MB in shared memory and as much again in
 // registers, so most of X can stay on chip across a barrier of the whole
 // grid, and the rest, read last, may still be in the 50 MB L2 when it is
